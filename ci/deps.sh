@@ -1,0 +1,54 @@
+#!/bin/bash
+# Install (or name) the Debian packages the project needs.
+# Usage: ci/deps.sh
+. "$(dirname "$0")/lib.sh"
+
+# command-or-file : package
+NEEDS="
+/usr/src/linux-source-6.12.tar.xz:linux-source-6.12
+qemu-system-x86_64:qemu-system-x86
+qemu-system-aarch64:qemu-system-arm
+qemu-system-arm:qemu-system-arm
+aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu
+arm-linux-gnueabihf-gcc:gcc-arm-linux-gnueabihf
+gcc:gcc
+make:make
+flex:flex
+bison:bison
+bc:bc
+/usr/include/libelf.h:libelf-dev
+/usr/include/openssl/ssl.h:libssl-dev
+ccache:ccache
+python3:python3
+git:git
+perl:perl
+xz:xz-utils
+rsync:rsync
+"
+
+missing=()
+for n in $NEEDS; do
+	what=${n%%:*}
+	pkg=${n##*:}
+	if [[ $what == /* ]]; then
+		[ -e "$what" ] && continue
+	else
+		command -v "$what" >/dev/null 2>&1 && continue
+	fi
+	[[ " ${missing[*]:-} " == *" $pkg "* ]] || missing+=("$pkg")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	die "missing Debian packages: ${missing[*]}
+       install them with: sudo apt-get update && sudo apt-get install ${missing[*]}"
+fi
+
+log "installing Debian packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null || die "apt-get update failed"
+apt-get install -y -q --no-install-recommends "${missing[@]}" ||
+	die "apt-get install ${missing[*]} failed"

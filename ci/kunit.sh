@@ -1,0 +1,60 @@
+#!/bin/bash
+# Build and run the KUnit suites for one architecture and variant under
+# QEMU (TCG, never KVM), with kunit.py from the prepared tree.
+# Usage: ci/kunit.sh ARCH [VARIANT]      ARCH: x86_64 arm64 i386 arm
+# Writes $BUILD/results/ARCH-VARIANT.{json,log,counts}.
+. "$(dirname "$0")/lib.sh"
+
+arch=${1:-x86_64}
+variant=${2:-default}
+
+case $arch in
+x86_64|i386) cross= ;;
+arm64)       cross=aarch64-linux-gnu- ;;
+arm)         cross=arm-linux-gnueabihf- ;;
+*)           die "unknown ARCH '$arch' (x86_64, arm64, i386 or arm)" ;;
+esac
+cfg=$TOP/kunitconfigs
+[ -f "$cfg/arch/$arch.config" ] || die "no kunitconfigs/arch/$arch.config"
+[ -f "$cfg/variant/$variant.config" ] ||
+	die "unknown VARIANT '$variant' (have: $(cd "$cfg/variant" && ls | sed 's/\.config$//' | xargs))"
+
+"$TOP/ci/tree.sh"
+
+mkdir -p "$CCACHE_DIR" "$BUILD/results" "$BUILD/kunit"
+out=$BUILD/kunit/$arch-$variant
+res=$BUILD/results/$arch-$variant
+rm -f "$res".json "$res".log "$res".counts
+
+args=(run --arch="$arch" --build_dir="$out" --jobs="$(nproc)"
+      --kunitconfig="$cfg/common.config"
+      --kunitconfig="$cfg/arch/$arch.config"
+      --kunitconfig="$cfg/variant/$variant.config"
+      --make_options="CC=ccache ${cross}gcc"
+      --make_options="HOSTCC=ccache gcc"
+      # -smp 2: with one CPU bit_spin_lock() takes no lock at all.
+      --qemu_args="-smp 2 -m 1024"
+      --timeout=600
+      --json="$res.json")
+[ -n "$cross" ] && args+=(--cross_compile="$cross")
+
+log "KUnit $arch/$variant: building in $out and running under QEMU (TCG)"
+start=$(now)
+rc=0
+(cd "$TREE" && python3 tools/testing/kunit/kunit.py "${args[@]}") || rc=$?
+cp "$out/test.log" "$res.log" 2>/dev/null || : > "$res.log"
+
+# A WARN, BUG or bad page report fails the run even if every case passed.
+if grep -nE 'WARNING:|BUG:|Bad page|Kernel panic|Oops' "$res.log" >&2; then
+	warn "$arch/$variant: the kernel reported a problem (above; full log: $res.log)"
+	rc=1
+fi
+
+python3 "$TOP/ci/kunit_counts.py" "$res.json" > "$res.counts" 2>/dev/null || echo "0 0 0" > "$res.counts"
+read -r passed failed skipped < "$res.counts"
+if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+	failed=1	# build failure, crash, time-out or kernel warning
+	echo "$passed $failed $skipped" > "$res.counts"
+fi
+log "KUnit $arch/$variant: $passed passed, $failed failed, $skipped skipped in $(( $(now) - start )) s"
+exit "$rc"

@@ -1,0 +1,43 @@
+# Common helpers for the ci/ scripts: sourced, not run.
+# Every script takes its settings from the environment (the Makefile passes
+# them): TOP (checkout), BUILD (build directory outside the checkout), TREE
+# (the kernel tree inside BUILD), CCACHE_DIR.
+
+set -euo pipefail
+
+TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+BUILD=${BUILD:-$(cd "$TOP/.." && pwd)/folio-owner-build}
+TREE=${TREE:-$BUILD/linux}
+export CCACHE_DIR=${CCACHE_DIR:-/var/cache/folio-owner-ccache}
+SOURCE_TARBALL=${SOURCE_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+SOURCE_PACKAGE=linux-source-6.12
+
+# Where the KUnit tests from kunit/ are installed inside the tree.
+KUNIT_TREE_DIR=mm/tests
+
+log()  { printf '==> %s\n' "$*" >&2; }
+warn() { printf 'WARNING: %s\n' "$*" >&2; }
+die()  { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
+
+# The patches named in patches/series, in order, as paths.
+series_patches() {
+	local line
+	[ -f "$TOP/patches/series" ] || die "patches/series is missing"
+	while IFS= read -r line || [ -n "$line" ]; do
+		line=${line%%#*}
+		line=$(echo "$line" | xargs)
+		[ -n "$line" ] || continue
+		[ -f "$TOP/patches/$line" ] || die "patches/series names $line, which is not in patches/"
+		echo "$TOP/patches/$line"
+	done < "$TOP/patches/series"
+}
+
+# A digest of the series (names and contents, in order).
+series_digest() {
+	local p
+	{ series_patches | while read -r p; do basename "$p"; cat "$p"; done; } |
+		sha256sum | cut -d' ' -f1
+}
+
+# Seconds since the epoch, for timings.
+now() { date +%s; }

@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Fixture for KUnit tests of large folio mapcounts: real MMs, VMAs and
+ * anon_vmas, real folios, the real rmap functions.  See folio_fixture.h.
+ */
+#include <linux/bitmap.h>
+#include <linux/memcontrol.h>
+#include <linux/mm.h>
+#include <linux/mmap_lock.h>
+#include <linux/rmap.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+
+#include "folio_fixture.h"
+
+static struct ffx_map *ffx_map_of(struct ffx_folio *f, struct ffx_mm *m,
+				  bool create)
+{
+	struct kunit *test = f->fx->test;
+	struct ffx_map *r;
+
+	list_for_each_entry(r, &f->maps, node)
+		if (r->m == m)
+			return r;
+	if (!create)
+		return NULL;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	r->ptes = bitmap_zalloc(f->nr, GFP_KERNEL);
+	if (!r->ptes)
+		kfree(r);
+	KUNIT_ASSERT_NOT_NULL(test, r->ptes);
+	r->m = m;
+	list_add_tail(&r->node, &f->maps);
+	return r;
+}
+
+static struct page *ffx_page(struct ffx_folio *f, long i)
+{
+	return folio_page(f->folio, i);
+}
+
+/*
+ * The unchecked operations: the public helpers check their arguments with
+ * KUnit assertions first; teardown calls these directly.
+ */
+static void __ffx_unmap_ptes(struct ffx_folio *f, struct ffx_map *r,
+			     long first, long nr)
+{
+	folio_remove_rmap_ptes(f->folio, ffx_page(f, first), nr, r->m->vma);
+	folio_ref_sub(f->folio, nr);
+	bitmap_clear(r->ptes, first, nr);
+}
+
+static void __ffx_unmap_pmd(struct ffx_folio *f, struct ffx_map *r)
+{
+	folio_remove_rmap_pmd(f->folio, ffx_page(f, 0), r->m->vma);
+	folio_ref_sub(f->folio, 1);
+	r->pmd = 0;
+}
+
+static void __ffx_unmap_all(struct ffx_folio *f, struct ffx_map *r)
+{
+	unsigned int rs, re;
+
+	if (r->pmd)
+		__ffx_unmap_pmd(f, r);
+	for_each_set_bitrange(rs, re, r->ptes, f->nr)
+		__ffx_unmap_ptes(f, r, rs, re - rs);
+}
+
+static void ffx_teardown(void *data)
+{
+	struct ffx *fx = data;
+	struct ffx_folio *f, *tf;
+	struct ffx_map *r, *tr;
+	struct ffx_mm *m, *tm;
+
+	/* Folios first: their mappings point at the MMs' VMAs. */
+	list_for_each_entry_safe(f, tf, &fx->folios, node) {
+		list_for_each_entry_safe(r, tr, &f->maps, node) {
+			__ffx_unmap_all(f, r);
+			bitmap_free(r->ptes);
+			kfree(r);
+		}
+		folio_put(f->folio);
+		kfree(f);
+	}
+	list_for_each_entry_safe_reverse(m, tm, &fx->mms, node) {
+		if (m->mm)
+			mmput(m->mm);
+		kfree(m);
+	}
+}
+
+struct ffx *ffx_init(struct kunit *test)
+{
+	struct ffx *fx = kunit_kzalloc(test, sizeof(*fx), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, fx);
+	fx->test = test;
+	INIT_LIST_HEAD(&fx->mms);
+	INIT_LIST_HEAD(&fx->folios);
+	/*
+	 * The fixture's own objects are kmalloc'ed, not kunit-managed: kunit
+	 * frees resources in reverse order of creation, so anything allocated
+	 * with kunit_kzalloc() after this point would be gone before teardown
+	 * runs.
+	 */
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, ffx_teardown, fx));
+	return fx;
+}
+
+static struct ffx_mm *ffx_mm_new(struct ffx *fx, const char *name,
+				 struct ffx_mm *parent)
+{
+	struct kunit *test = fx->test;
+	struct vm_area_struct *vma;
+	struct ffx_mm *m;
+	int ret;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	m->fx = fx;
+	m->name = name;
+	m->mm = mm_alloc();
+	if (!m->mm)
+		kfree(m);
+	KUNIT_ASSERT_NOT_NULL_MSG(test, m->mm, "mm_alloc() failed for %s", name);
+	list_add_tail(&m->node, &fx->mms);
+
+	vma = vm_area_alloc(m->mm);
+	KUNIT_ASSERT_NOT_NULL(test, vma);
+	vma->vm_start = FFX_VMA_START;
+	vma->vm_end = FFX_VMA_START + FFX_VMA_SIZE;
+	vma_set_anonymous(vma);
+	vm_flags_init(vma, VM_READ | VM_WRITE | VM_MAYREAD | VM_MAYWRITE);
+	vma->vm_page_prot = vm_get_page_prot(vma->vm_flags);
+
+	/*
+	 * The VMA has to be in the MM's tree before it gets an anon_vma:
+	 * find_mergeable_anon_vma() looks at its neighbours.
+	 */
+	if (parent) {
+		mmap_write_lock(parent->mm);
+		mmap_write_lock_nested(m->mm, SINGLE_DEPTH_NESTING);
+	} else {
+		mmap_write_lock(m->mm);
+	}
+	ret = insert_vm_struct(m->mm, vma);
+	if (ret)
+		vm_area_free(vma);
+	else if (parent)
+		ret = anon_vma_fork(vma, parent->vma);
+	else
+		ret = anon_vma_prepare(vma);
+	mmap_write_unlock(m->mm);
+	if (parent)
+		mmap_write_unlock(parent->mm);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "setting up the VMA of %s failed", name);
+	m->vma = vma;
+	return m;
+}
+
+struct ffx_mm *ffx_mm_create(struct ffx *fx, const char *name)
+{
+	return ffx_mm_new(fx, name, NULL);
+}
+
+struct ffx_mm *ffx_mm_fork(struct ffx_mm *parent, const char *name)
+{
+	return ffx_mm_new(parent->fx, name, parent);
+}
+
+void ffx_mm_exit(struct ffx_mm *m)
+{
+	struct ffx_folio *f;
+	struct ffx_map *r;
+
+	KUNIT_ASSERT_NOT_NULL_MSG(m->fx->test, m->mm, "%s exited twice", m->name);
+	list_for_each_entry(f, &m->fx->folios, node) {
+		r = ffx_map_of(f, m, false);
+		if (r)
+			__ffx_unmap_all(f, r);
+	}
+	mmput(m->mm);
+	m->mm = NULL;
+	m->vma = NULL;
+}
+
+unsigned int ffx_order(struct kunit *test, int order)
+{
+	if (order == FFX_ORDER_PMD)
+		order = HPAGE_PMD_ORDER;
+	if (order > MAX_PAGE_ORDER)
+		kunit_skip(test, "order %d is above MAX_PAGE_ORDER %d", order,
+			   MAX_PAGE_ORDER);
+	return order;
+}
+
+struct ffx_folio *ffx_folio_alloc(struct ffx_mm *m, int order)
+{
+	const gfp_t gfp = GFP_HIGHUSER_MOVABLE | __GFP_NOWARN | __GFP_RETRY_MAYFAIL;
+	struct kunit *test = m->fx->test;
+	struct ffx_folio *f;
+	struct folio *folio;
+	unsigned int o = ffx_order(test, order);
+
+	mmap_read_lock(m->mm);
+	folio = vma_alloc_folio(gfp, o, m->vma, FFX_VMA_START, false);
+	mmap_read_unlock(m->mm);
+	if (!folio)
+		kunit_skip(test, "could not allocate an order-%u folio", o);
+	/* As the anonymous fault path: charge it to the MM's memcg. */
+	if (mem_cgroup_charge(folio, m->mm, gfp)) {
+		folio_put(folio);
+		kunit_skip(test, "could not charge an order-%u folio", o);
+	}
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		folio_put(folio);
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	f->fx = m->fx;
+	f->folio = folio;
+	f->order = o;
+	f->nr = folio_nr_pages(folio);
+	f->addr = FFX_VMA_START;
+	INIT_LIST_HEAD(&f->maps);
+	list_add_tail(&f->node, &m->fx->folios);
+
+	KUNIT_ASSERT_EQ(test, folio_order(folio), o);
+	KUNIT_ASSERT_EQ(test, folio_test_large(folio), o > 0);
+	return f;
+}
+
+static void ffx_check_range(struct ffx_folio *f, long first, long nr)
+{
+	struct kunit *test = f->fx->test;
+
+	KUNIT_ASSERT_GE(test, first, 0);
+	KUNIT_ASSERT_GT(test, nr, 0);
+	KUNIT_ASSERT_LE(test, first + nr, f->nr);
+}
+
+static void ffx_check_live(struct ffx_mm *m)
+{
+	KUNIT_ASSERT_NOT_NULL_MSG(m->fx->test, m->mm, "%s has exited", m->name);
+}
+
+void ffx_remap_pmd(struct ffx_folio *f, struct ffx_mm *m)
+{
+	struct ffx_map *r = ffx_map_of(f, m, false);
+	struct kunit *test = f->fx->test;
+	rmap_t flags = RMAP_NONE;
+
+	ffx_check_live(m);
+	KUNIT_ASSERT_TRUE_MSG(test, r && r->pmd, "%s has no PMD mapping", m->name);
+
+	/* As __split_huge_pmd_locked(): PTEs first, then drop the PMD. */
+	if (PageAnonExclusive(ffx_page(f, 0)))
+		flags = RMAP_EXCLUSIVE;
+	folio_ref_add(f->folio, f->nr);
+	folio_add_anon_rmap_ptes(f->folio, ffx_page(f, 0), f->nr, m->vma,
+				 f->addr, flags);
+	bitmap_fill(r->ptes, f->nr);
+	__ffx_unmap_pmd(f, r);
+}
+
+void ffx_map_new(struct ffx_folio *f, struct ffx_mm *m, enum ffx_level level)
+{
+	struct ffx_map *r = ffx_map_of(f, m, true);
+	struct kunit *test = f->fx->test;
+	struct folio *folio = f->folio;
+
+	ffx_check_live(m);
+	KUNIT_ASSERT_FALSE_MSG(test, folio_mapped(folio),
+			       "a new folio is mapped before its first mapping");
+	if (level == FFX_PMD)
+		KUNIT_ASSERT_TRUE_MSG(test, folio_test_pmd_mappable(folio),
+				      "an order-%u folio cannot be PMD-mapped",
+				      f->order);
+
+	if (folio_test_pmd_mappable(folio)) {
+		/*
+		 * A PMD-sized anonymous folio is always mapped by a PMD
+		 * first; it becomes PTE-mapped when the PMD is split.
+		 */
+		folio_get(folio);
+		folio_add_new_anon_rmap(folio, m->vma, f->addr, RMAP_EXCLUSIVE);
+		r->pmd = 1;
+		if (level == FFX_PTE)
+			ffx_remap_pmd(f, m);
+	} else {
+		folio_ref_add(folio, f->nr);
+		folio_add_new_anon_rmap(folio, m->vma, f->addr, RMAP_EXCLUSIVE);
+		bitmap_fill(r->ptes, f->nr);
+	}
+}
+
+void ffx_map_ptes(struct ffx_folio *f, struct ffx_mm *m, long first, long nr)
+{
+	struct ffx_map *r = ffx_map_of(f, m, true);
+	struct kunit *test = f->fx->test;
+
+	ffx_check_live(m);
+	ffx_check_range(f, first, nr);
+	/* An anonymous page is mapped at most once per MM. */
+	KUNIT_ASSERT_FALSE(test, r->pmd);
+	KUNIT_ASSERT_EQ_MSG(test, find_next_bit(r->ptes, first + nr, first),
+			    first + nr, "%s already maps a page of [%ld, %ld)",
+			    m->name, first, first + nr);
+
+	folio_ref_add(f->folio, nr);
+	folio_add_anon_rmap_ptes(f->folio, ffx_page(f, first), nr, m->vma,
+				 f->addr + first * PAGE_SIZE, RMAP_NONE);
+	bitmap_set(r->ptes, first, nr);
+}
+
+void ffx_unmap_ptes(struct ffx_folio *f, struct ffx_mm *m, long first, long nr)
+{
+	struct ffx_map *r = ffx_map_of(f, m, false);
+	struct kunit *test = f->fx->test;
+
+	ffx_check_live(m);
+	ffx_check_range(f, first, nr);
+	KUNIT_ASSERT_NOT_NULL_MSG(test, r, "%s maps nothing of the folio", m->name);
+	KUNIT_ASSERT_EQ_MSG(test, find_next_zero_bit(r->ptes, first + nr, first),
+			    first + nr, "%s does not map all of [%ld, %ld)",
+			    m->name, first, first + nr);
+	__ffx_unmap_ptes(f, r, first, nr);
+}
+
+void ffx_unmap_all(struct ffx_folio *f, struct ffx_mm *m)
+{
+	struct ffx_map *r = ffx_map_of(f, m, false);
+
+	ffx_check_live(m);
+	if (r)
+		__ffx_unmap_all(f, r);
+}
+
+int ffx_fork_folio(struct ffx_folio *f, struct ffx_mm *parent,
+		   struct ffx_mm *child)
+{
+	struct ffx_map *rp = ffx_map_of(f, parent, false);
+	struct ffx_map *rc = ffx_map_of(f, child, true);
+	struct kunit *test = f->fx->test;
+	struct folio *folio = f->folio;
+	unsigned int rs, re;
+	int ret = 0;
+
+	ffx_check_live(parent);
+	ffx_check_live(child);
+	KUNIT_ASSERT_NOT_NULL_MSG(test, rp, "%s maps nothing to fork", parent->name);
+	KUNIT_ASSERT_TRUE_MSG(test, !rc->pmd && bitmap_empty(rc->ptes, f->nr),
+			      "%s already maps the folio", child->name);
+
+	/* As copy_page_range(): the reference first, then the dup. */
+	mmap_write_lock(parent->mm);
+	raw_write_seqcount_begin(&parent->mm->write_protect_seq);
+	if (rp->pmd) {
+		folio_get(folio);
+		ret = folio_try_dup_anon_rmap_pmd(folio, ffx_page(f, 0),
+						  parent->vma);
+		if (ret)
+			folio_ref_sub(folio, 1);
+		else
+			rc->pmd = 1;
+	}
+	for_each_set_bitrange(rs, re, rp->ptes, f->nr) {
+		if (ret)
+			break;
+		folio_ref_add(folio, re - rs);
+		ret = folio_try_dup_anon_rmap_ptes(folio, ffx_page(f, rs),
+						   re - rs, parent->vma);
+		if (ret)
+			folio_ref_sub(folio, re - rs);
+		else
+			bitmap_set(rc->ptes, rs, re - rs);
+	}
+	raw_write_seqcount_end(&parent->mm->write_protect_seq);
+	mmap_write_unlock(parent->mm);
+	return ret;
+}
+
+long ffx_model_mapcount(struct ffx_folio *f, struct ffx_mm *m)
+{
+	struct ffx_map *r = ffx_map_of(f, m, false);
+
+	return r ? bitmap_weight(r->ptes, f->nr) + r->pmd : 0;
+}
+
+long ffx_model_total_mapcount(struct ffx_folio *f)
+{
+	struct ffx_map *r;
+	long total = 0;
+
+	list_for_each_entry(r, &f->maps, node)
+		total += bitmap_weight(r->ptes, f->nr) + r->pmd;
+	return total;
+}
+
+int ffx_page_mapcount(struct ffx_folio *f, long i)
+{
+	return atomic_read(&ffx_page(f, i)->_mapcount) + 1;
+}
+
+long ffx_nr_anon_exclusive(struct ffx_folio *f)
+{
+	long i, nr = 0;
+
+	for (i = 0; i < f->nr; i++)
+		nr += PageAnonExclusive(ffx_page(f, i));
+	return nr;
+}
+
+struct ffx_rmap_mms {
+	struct mm_struct *mms[8];
+	int nr;
+};
+
+static bool ffx_rmap_one(struct folio *folio, struct vm_area_struct *vma,
+			 unsigned long addr, void *arg)
+{
+	struct ffx_rmap_mms *seen = arg;
+	int i;
+
+	for (i = 0; i < seen->nr; i++)
+		if (seen->mms[i] == vma->vm_mm)
+			return true;
+	if (seen->nr < ARRAY_SIZE(seen->mms))
+		seen->mms[seen->nr++] = vma->vm_mm;
+	return true;
+}
+
+int ffx_rmap_nr_mms(struct ffx_folio *f)
+{
+	struct ffx_rmap_mms seen = { .nr = 0 };
+	struct rmap_walk_control rwc = {
+		.rmap_one = ffx_rmap_one,
+		.arg = &seen,
+	};
+
+	rmap_walk(f->folio, &rwc);
+	return seen.nr;
+}

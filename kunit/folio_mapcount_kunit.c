@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite "folio_mapcount": the mapcount semantics of large anonymous
+ * folios as Linux 6.12 defines them, before MM owner tracking.
+ *
+ * This is the baseline the owner-tracking suites are compared with.  Each
+ * case maps a real large folio into real MMs through the rmap API, the way
+ * the fault, fork and zap paths do, and states what folio_mapcount(), the
+ * entire mapcount, the per-page mapcounts, PageAnonExclusive and
+ * folio_likely_mapped_shared() say afterwards.
+ *
+ * Every case runs for the folio shapes in folio_mapcount_shapes[]: the
+ * smallest anonymous mTHP (order 2), a 64K-on-4K mTHP (order 4), and a
+ * PMD-sized THP, both PTE-mapped and PMD-mapped.
+ */
+#include <kunit/test.h>
+#include <linux/mm.h>
+#include <linux/rmap.h>
+
+#include "folio_fixture.h"
+
+struct folio_mapcount_shape {
+	const char *desc;
+	int order;
+	enum ffx_level level;
+};
+
+static const struct folio_mapcount_shape folio_mapcount_shapes[] = {
+	{ "order-2 PTE-mapped", 2, FFX_PTE },
+	{ "order-4 PTE-mapped", 4, FFX_PTE },
+	{ "PMD-order PTE-mapped", FFX_ORDER_PMD, FFX_PTE },
+	{ "PMD-order PMD-mapped", FFX_ORDER_PMD, FFX_PMD },
+};
+
+static void folio_mapcount_shape_desc(const struct folio_mapcount_shape *s,
+				      char *desc)
+{
+	strscpy(desc, s->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(folio_mapcount_shape, folio_mapcount_shapes,
+		  folio_mapcount_shape_desc);
+
+/* Per-case state: the parent process and its folio, mapped exclusively. */
+struct folio_mapcount_ctx {
+	struct ffx *fx;
+	struct ffx_mm *parent;
+	struct ffx_folio *f;
+	enum ffx_level level;
+	long nr;
+	/* How many mappings one MM holds when it maps the whole folio. */
+	long per_mm;
+};
+
+static int folio_mapcount_test_init(struct kunit *test)
+{
+	const struct folio_mapcount_shape *s = test->param_value;
+	struct folio_mapcount_ctx *ctx;
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	ctx->fx = ffx_init(test);
+	ctx->parent = ffx_mm_create(ctx->fx, "parent");
+	ctx->f = ffx_folio_alloc(ctx->parent, s->order);
+	ctx->level = s->level;
+	ctx->nr = ctx->f->nr;
+	ctx->per_mm = s->level == FFX_PMD ? 1 : ctx->nr;
+	ffx_map_new(ctx->f, ctx->parent, s->level);
+	test->priv = ctx;
+	return 0;
+}
+
+/* Fork the parent and duplicate its mappings of the folio into the child. */
+static struct ffx_mm *fork_child(struct kunit *test)
+{
+	struct folio_mapcount_ctx *ctx = test->priv;
+	struct ffx_mm *child = ffx_mm_fork(ctx->parent, "child");
+
+	KUNIT_ASSERT_EQ(test, ffx_fork_folio(ctx->f, ctx->parent, child), 0);
+	return child;
+}
+
+/* Make @m's mappings of the folio PTE mappings, as a PMD split does. */
+static void pte_map(struct kunit *test, struct ffx_mm *m)
+{
+	struct folio_mapcount_ctx *ctx = test->priv;
+
+	if (ctx->level == FFX_PMD)
+		ffx_remap_pmd(ctx->f, m);
+}
+
+static void exclusive_map_counts_each_mapping_once(struct kunit *test)
+{
+	struct folio_mapcount_ctx *ctx = test->priv;
+	struct folio *folio = ctx->f->folio;
+
+	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), ctx->per_mm);
+	KUNIT_EXPECT_FALSE(test, folio_likely_mapped_shared(folio));
+	KUNIT_EXPECT_EQ(test, ffx_rmap_nr_mms(ctx->f), 1);
+	if (ctx->level == FFX_PMD) {
+		/* One PMD: the entire mapcount, no per-page mapcount. */
+		KUNIT_EXPECT_EQ(test, folio_entire_mapcount(folio), 1);
+		KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, 0), 0);
+		KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, ctx->nr - 1), 0);
+		/* For a PMD mapping only the head page carries the flag. */
+		KUNIT_EXPECT_TRUE(test, PageAnonExclusive(&folio->page));
+	} else {
+		KUNIT_EXPECT_EQ(test, folio_entire_mapcount(folio), 0);
+		KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, 0), 1);
+		KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, ctx->nr - 1), 1);
+		KUNIT_EXPECT_EQ(test, ffx_nr_anon_exclusive(ctx->f), ctx->nr);
+	}
+	KUNIT_EXPECT_FALSE(test, folio_test_partially_mapped(folio));
+}
+
+static void fork_duplicates_every_mapping_into_the_child(struct kunit *test)
+{
+	struct folio_mapcount_ctx *ctx = test->priv;
+	struct folio *folio = ctx->f->folio;
+
+	fork_child(test);
+
+	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), 2 * ctx->per_mm);
+	KUNIT_EXPECT_TRUE(test, folio_likely_mapped_shared(folio));
+	/* The child's VMA hangs off the parent's anon_vma: a second MM. */
+	KUNIT_EXPECT_EQ(test, ffx_rmap_nr_mms(ctx->f), 2);
+	/* fork() clears PageAnonExclusive: the pages are now shared. */
+	KUNIT_EXPECT_EQ(test, ffx_nr_anon_exclusive(ctx->f), 0);
+	if (ctx->level == FFX_PMD) {
+		KUNIT_EXPECT_EQ(test, folio_entire_mapcount(folio), 2);
+		KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, 0), 0);
+	} else {
+		KUNIT_EXPECT_EQ(test, folio_entire_mapcount(folio), 0);
+		KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, 0), 2);
+		KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, ctx->nr - 1), 2);
+	}
+}
+
+static void child_cow_of_one_page_keeps_folio_shared(struct kunit *test)
+{
+	struct folio_mapcount_ctx *ctx = test->priv;
+	struct folio *folio = ctx->f->folio;
+	struct ffx_mm *child = fork_child(test);
+	long cow = ctx->nr / 2;
+
+	/* A write fault in the child replaces one page by a copy. */
+	pte_map(test, child);
+	ffx_unmap_ptes(ctx->f, child, cow, 1);
+
+	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), ctx->per_mm + ctx->nr - 1);
+	KUNIT_EXPECT_TRUE(test, folio_likely_mapped_shared(folio));
+	KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, cow),
+			ctx->level == FFX_PMD ? 0 : 1);
+	KUNIT_EXPECT_EQ(test, folio_entire_mapcount(folio),
+			ctx->level == FFX_PMD ? 1 : 0);
+}
+
+static void child_exit_leaves_parent_sole_but_not_anon_exclusive(struct kunit *test)
+{
+	struct folio_mapcount_ctx *ctx = test->priv;
+	struct folio *folio = ctx->f->folio;
+	struct ffx_mm *child = fork_child(test);
+
+	ffx_mm_exit(child);
+
+	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), ctx->per_mm);
+	KUNIT_EXPECT_FALSE(test, folio_likely_mapped_shared(folio));
+	KUNIT_EXPECT_EQ(test, ffx_rmap_nr_mms(ctx->f), 1);
+	/*
+	 * Nothing gives PageAnonExclusive back when the child goes: only a
+	 * write fault that reuses the page sets it again.  For PTE-mapped
+	 * large folios 6.12 never reuses, it copies.
+	 */
+	KUNIT_EXPECT_EQ(test, ffx_nr_anon_exclusive(ctx->f), 0);
+}
+
+static void partial_unmap_in_one_mm_marks_folio_partially_mapped(struct kunit *test)
+{
+	struct folio_mapcount_ctx *ctx = test->priv;
+	struct folio *folio = ctx->f->folio;
+	long half = ctx->nr / 2;
+
+	pte_map(test, ctx->parent);
+	ffx_unmap_ptes(ctx->f, ctx->parent, half, ctx->nr - half);
+
+	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), half);
+	KUNIT_EXPECT_EQ(test, folio_entire_mapcount(folio), 0);
+	KUNIT_EXPECT_FALSE(test, folio_likely_mapped_shared(folio));
+	KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, 0), 1);
+	KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, ctx->nr - 1), 0);
+	/* Queued for deferred split: some pages mapped, some not. */
+	KUNIT_EXPECT_TRUE(test, folio_test_partially_mapped(folio));
+}
+
+/*
+ * The weakness of the 6.12 heuristic: parent and child each keep one half.
+ * No page is mapped twice, the folio mapcount does not exceed the number of
+ * pages, and the first page is mapped once, so folio_likely_mapped_shared()
+ * answers "exclusive" for a folio two MMs map: a false negative.
+ */
+static void disjoint_halves_in_two_mms_look_exclusive(struct kunit *test)
+{
+	struct folio_mapcount_ctx *ctx = test->priv;
+	struct folio *folio = ctx->f->folio;
+	struct ffx_mm *child = fork_child(test);
+	long half = ctx->nr / 2;
+
+	pte_map(test, ctx->parent);
+	pte_map(test, child);
+	ffx_unmap_ptes(ctx->f, ctx->parent, half, ctx->nr - half);
+	ffx_unmap_ptes(ctx->f, child, 0, half);
+
+	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), ctx->nr);
+	KUNIT_EXPECT_EQ(test, ffx_model_mapcount(ctx->f, ctx->parent), half);
+	KUNIT_EXPECT_EQ(test, ffx_model_mapcount(ctx->f, child), ctx->nr - half);
+	KUNIT_EXPECT_EQ(test, ffx_rmap_nr_mms(ctx->f), 2);
+	KUNIT_EXPECT_FALSE_MSG(test, folio_likely_mapped_shared(folio),
+			       "6.12 reports a folio mapped by two MMs as exclusive");
+}
+
+static void unmapping_everything_leaves_no_mapping(struct kunit *test)
+{
+	struct folio_mapcount_ctx *ctx = test->priv;
+	struct folio *folio = ctx->f->folio;
+	struct ffx_mm *child = fork_child(test);
+
+	ffx_unmap_all(ctx->f, child);
+	ffx_unmap_all(ctx->f, ctx->parent);
+
+	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), 0);
+	KUNIT_EXPECT_EQ(test, folio_entire_mapcount(folio), 0);
+	KUNIT_EXPECT_FALSE(test, folio_mapped(folio));
+	KUNIT_EXPECT_FALSE(test, folio_likely_mapped_shared(folio));
+	KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, 0), 0);
+	KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, ctx->nr - 1), 0);
+	/* Only the fixture's own reference is left. */
+	KUNIT_EXPECT_EQ(test, folio_ref_count(folio), 1);
+}
+
+/* Each mapping holds one folio reference: mapcount <= refcount. */
+static void every_mapping_holds_a_reference(struct kunit *test)
+{
+	struct folio_mapcount_ctx *ctx = test->priv;
+	struct folio *folio = ctx->f->folio;
+	struct ffx_mm *child = fork_child(test);
+
+	KUNIT_EXPECT_EQ(test, folio_ref_count(folio), 1 + 2 * ctx->per_mm);
+	pte_map(test, child);
+	ffx_unmap_ptes(ctx->f, child, 0, 1);
+	KUNIT_EXPECT_EQ(test, folio_ref_count(folio),
+			1 + ctx->per_mm + ctx->nr - 1);
+	KUNIT_EXPECT_EQ(test, folio_mapcount(folio) + 1, folio_ref_count(folio));
+}
+
+static struct kunit_case folio_mapcount_cases[] = {
+	KUNIT_CASE_PARAM(exclusive_map_counts_each_mapping_once,
+			 folio_mapcount_shape_gen_params),
+	KUNIT_CASE_PARAM(fork_duplicates_every_mapping_into_the_child,
+			 folio_mapcount_shape_gen_params),
+	KUNIT_CASE_PARAM(child_cow_of_one_page_keeps_folio_shared,
+			 folio_mapcount_shape_gen_params),
+	KUNIT_CASE_PARAM(child_exit_leaves_parent_sole_but_not_anon_exclusive,
+			 folio_mapcount_shape_gen_params),
+	KUNIT_CASE_PARAM(partial_unmap_in_one_mm_marks_folio_partially_mapped,
+			 folio_mapcount_shape_gen_params),
+	KUNIT_CASE_PARAM(disjoint_halves_in_two_mms_look_exclusive,
+			 folio_mapcount_shape_gen_params),
+	KUNIT_CASE_PARAM(unmapping_everything_leaves_no_mapping,
+			 folio_mapcount_shape_gen_params),
+	KUNIT_CASE_PARAM(every_mapping_holds_a_reference,
+			 folio_mapcount_shape_gen_params),
+	{}
+};
+
+static struct kunit_suite folio_mapcount_suite = {
+	.name = "folio_mapcount",
+	.init = folio_mapcount_test_init,
+	.test_cases = folio_mapcount_cases,
+};
+
+kunit_test_suite(folio_mapcount_suite);
+
+MODULE_DESCRIPTION("KUnit baseline of large folio mapcount semantics");
+MODULE_LICENSE("GPL");
