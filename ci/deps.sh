@@ -24,6 +24,8 @@ git:git
 perl:perl
 xz:xz-utils
 rsync:rsync
+/usr/lib/python3/dist-packages/ply:python3-ply
+/usr/lib/python3/dist-packages/git:python3-git
 "
 
 missing=()

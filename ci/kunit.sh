@@ -19,11 +19,12 @@ cfg=$TOP/kunitconfigs
 [ -f "$cfg/variant/$variant.config" ] ||
 	die "unknown VARIANT '$variant' (have: $(cd "$cfg/variant" && ls | sed 's/\.config$//' | xargs))"
 
-"$TOP/ci/tree.sh"
+# ci/mutants.sh runs on a tree it has changed on purpose.
+[ "${SKIP_TREE:-0}" = 1 ] || "$TOP/ci/tree.sh"
 
 mkdir -p "$CCACHE_DIR" "$BUILD/results" "$BUILD/kunit"
 out=$BUILD/kunit/$arch-$variant
-res=$BUILD/results/$arch-$variant
+res=$BUILD/results/${RESULT_NAME:-$arch-$variant}
 rm -f "$res".json "$res".log "$res".counts
 
 args=(run --arch="$arch" --build_dir="$out" --jobs="$(nproc)"
@@ -50,7 +51,7 @@ if grep -nE 'WARNING:|BUG:|Bad page|Kernel panic|Oops' "$res.log" >&2; then
 	rc=1
 fi
 
-python3 "$TOP/ci/kunit_counts.py" "$res.json" > "$res.counts" 2>/dev/null || echo "0 0 0" > "$res.counts"
+python3 "$TOP/ci/kunit_results.py" counts "$res.json" > "$res.counts" 2>/dev/null || echo "0 0 0" > "$res.counts"
 read -r passed failed skipped < "$res.counts"
 if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
 	failed=1	# build failure, crash, time-out or kernel warning

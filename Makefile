@@ -1,0 +1,64 @@
+# MM owner tracking for large folios, on Debian's Linux 6.12.
+# `make help` lists the targets.
+
+TOP     := $(CURDIR)
+# The kernel tree and all build output live outside the checkout.
+BUILD   ?= $(abspath $(TOP)/..)/folio-owner-build
+TREE    ?= $(BUILD)/linux
+CCACHE_DIR ?= /var/cache/folio-owner-ccache
+ARCH    ?= x86_64
+VARIANT ?= default
+
+export TOP BUILD TREE CCACHE_DIR
+
+.PHONY: help deps tree series kunit test check-series checkpatch mutants clean distclean
+
+help:
+	@echo "Targets:"
+	@echo "  make deps          install the Debian packages needed (as root), or name them"
+	@echo "  make tree          extract linux-source-6.12 into \$$(TREE), commit it as 'pristine',"
+	@echo "                     apply patches/ with git am, install kunit/ into mm/tests/"
+	@echo "  make series        export the tree's commits on top of 'pristine' to patches/"
+	@echo "  make kunit         build and run the KUnit suites under QEMU for ARCH=$(ARCH)"
+	@echo "                     (x86_64 arm64 i386 arm) and VARIANT=$(VARIANT)"
+	@echo "  make test          the whole check: series applies exactly, checkpatch --strict,"
+	@echo "                     KUnit on every arch and variant, mutants; ends 'N passed, N failed'"
+	@echo "  make check-series  only: the series applies exactly and re-exports byte for byte"
+	@echo "  make checkpatch    only: scripts/checkpatch.pl --strict on patches and kunit/"
+	@echo "  make mutants       only: each ci/mutants/*.patch makes its named cases fail"
+	@echo "  make clean         remove the KUnit build directories and results"
+	@echo "  make distclean     remove \$$(BUILD) entirely (the tree too)"
+	@echo
+	@echo "Settings: BUILD=$(BUILD)"
+	@echo "          TREE=$(TREE)  CCACHE_DIR=$(CCACHE_DIR)"
+	@echo "          FORCE=1 lets 'make tree' discard local commits in the tree"
+
+deps:
+	@ci/deps.sh
+
+tree:
+	@ci/tree.sh
+
+series:
+	@ci/series.sh
+
+kunit:
+	@ci/kunit.sh $(ARCH) $(VARIANT)
+
+test:
+	@ci/matrix.sh
+
+check-series: tree
+	@ci/check-series.sh
+
+checkpatch: tree
+	@ci/checkpatch.sh
+
+mutants:
+	@ci/mutants.sh
+
+clean:
+	rm -rf $(BUILD)/kunit $(BUILD)/results
+
+distclean:
+	rm -rf $(BUILD)

@@ -1,0 +1,55 @@
+#!/bin/bash
+# The whole test: series applies exactly, checkpatch, the KUnit matrix
+# (every arch x every variant in kunitconfigs/variant/), the mutation check.
+# Ends with one table and the line "N passed, N failed"; exits non-zero on
+# any failure.  ARCHES and VARIANTS narrow the matrix.
+. "$(dirname "$0")/lib.sh"
+
+ARCHES=${ARCHES:-x86_64 arm64 i386 arm}
+VARIANTS=${VARIANTS:-$(cd "$TOP/kunitconfigs/variant" && ls ./*.config | sed 's|^\./||; s|\.config$||' | xargs)}
+start=$(now)
+rows=()
+passed=0 failed=0 skipped=0
+
+step() {	# label, command...: one passed/failed check
+	local label=$1 t0 rc=0
+	shift
+	t0=$(now)
+	log "$label"
+	"$@" || rc=$?
+	if [ $rc -eq 0 ]; then
+		rows+=("$(printf '%-30s %6s %6s %7s  %-4s %5ss' "$label" 1 0 0 PASS $(( $(now) - t0 )))")
+		passed=$((passed + 1))
+	else
+		rows+=("$(printf '%-30s %6s %6s %7s  %-4s %5ss' "$label" 0 1 0 FAIL $(( $(now) - t0 )))")
+		failed=$((failed + 1))
+	fi
+}
+
+step "tree (extract + git am)" "$TOP/ci/tree.sh"
+step "series applies exactly" "$TOP/ci/check-series.sh"
+step "checkpatch --strict" "$TOP/ci/checkpatch.sh"
+
+for variant in $VARIANTS; do
+	for arch in $ARCHES; do
+		t0=$(now)
+		rc=0
+		"$TOP/ci/kunit.sh" "$arch" "$variant" || rc=$?
+		read -r p f s < "$BUILD/results/$arch-$variant.counts"
+		[ $rc -eq 0 ] && [ "$f" -eq 0 ] && r=PASS || r=FAIL
+		[ "$p" -gt 0 ] || r=FAIL	# a run that ran no case is no pass
+		[ $r = FAIL ] && [ "$f" -eq 0 ] && f=1
+		rows+=("$(printf '%-30s %6s %6s %7s  %-4s %5ss' "kunit $arch $variant" "$p" "$f" "$s" $r $(( $(now) - t0 )))")
+		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	done
+done
+
+step "mutants (tests catch bugs)" "$TOP/ci/mutants.sh"
+
+echo
+printf '%-30s %6s %6s %7s  %-4s %6s\n' "check" passed failed skipped "" time
+printf '%s\n' "${rows[@]}"
+echo "total time: $(( $(now) - start )) s"
+echo
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,49 @@
+#!/bin/bash
+# Mutation check: apply each ci/mutants/*.patch to the tree (a deliberate
+# bug in the kernel code or the fixture), run the KUnit suites, and require
+# that every case named in its "Expect-fail:" lines fails.  The tree is
+# restored after each mutant.  Prints "mutants: N passed, N failed".
+. "$(dirname "$0")/lib.sh"
+
+"$TOP/ci/tree.sh"
+restore() {
+	git -C "$TREE" checkout -q -- .
+	"$TOP/ci/tree.sh" >/dev/null 2>&1
+}
+trap restore EXIT
+
+passed=0 failed=0
+for m in "$TOP"/ci/mutants/*.patch; do
+	[ -e "$m" ] || continue
+	name=$(basename "$m" .patch)
+	arch=$(sed -n 's/^Arch: *//p' "$m" | head -1)
+	mapfile -t expect < <(sed -n 's/^Expect-fail: *//p' "$m")
+	[ ${#expect[@]} -gt 0 ] || die "$name has no Expect-fail: line"
+	log "mutant $name ($arch)"
+	if ! (cd "$TREE" && patch -p1 -s --no-backup-if-mismatch < "$m"); then
+		echo "  FAIL  $name: does not apply to the tree"
+		failed=$((failed + 1))
+		restore
+		continue
+	fi
+	SKIP_TREE=1 RESULT_NAME="mutant-$name" "$TOP/ci/kunit.sh" "${arch:-x86_64}" >/dev/null 2>&1 || true
+	res=$BUILD/results/mutant-$name.json
+	got=$(python3 "$TOP/ci/kunit_results.py" failed "$res" 2>/dev/null || true)
+	survived=()
+	for e in "${expect[@]}"; do
+		grep -qxF "$e" <<<"$got" || survived+=("$e")
+	done
+	if [ ! -s "$res" ]; then
+		echo "  FAIL  $name: the mutated kernel did not build or run (see $BUILD/results/mutant-$name.log)"
+		failed=$((failed + 1))
+	elif [ ${#survived[@]} -eq 0 ]; then
+		echo "  ok    $name: killed by ${expect[*]}"
+		passed=$((passed + 1))
+	else
+		echo "  FAIL  $name: survived in ${survived[*]}"
+		failed=$((failed + 1))
+	fi
+	restore
+done
+echo "mutants: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
