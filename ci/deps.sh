@@ -24,6 +24,7 @@ git:git
 perl:perl
 xz:xz-utils
 rsync:rsync
+patch:patch
 /usr/lib/python3/dist-packages/ply:python3-ply
 /usr/lib/python3/dist-packages/git:python3-git
 "
