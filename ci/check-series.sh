@@ -31,7 +31,7 @@ for name in "${listed[@]}"; do
 		fail "$name does not apply: $msg"
 	fi
 done
-git -C "$wt" format-patch -q --zero-commit --no-signature --full-index -o "$out" pristine..HEAD
+git -C "$wt" "${FORMAT_PATCH[@]}" -o "$out" pristine..HEAD
 i=0
 for name in "${listed[@]}"; do
 	i=$((i + 1))

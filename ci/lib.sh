@@ -41,3 +41,7 @@ series_digest() {
 
 # Seconds since the epoch, for timings.
 now() { date +%s; }
+
+# How patches are exported: ci/series.sh writes them, ci/check-series.sh
+# re-exports and compares byte for byte, so both must use exactly these.
+FORMAT_PATCH=(format-patch -q --zero-commit --no-signature --full-index)

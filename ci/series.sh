@@ -14,7 +14,7 @@ n=$(git -C "$TREE" rev-list --count pristine..HEAD)
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-git -C "$TREE" format-patch -q --zero-commit --no-signature --full-index \
+git -C "$TREE" "${FORMAT_PATCH[@]}" \
 	-o "$tmp" pristine..HEAD
 rm -f "$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch
 cp "$tmp"/*.patch "$TOP/patches/"
