@@ -9,6 +9,10 @@ TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 BUILD=${BUILD:-$(cd "$TOP/.." && pwd)/folio-owner-build}
 TREE=${TREE:-$BUILD/linux}
 export CCACHE_DIR=${CCACHE_DIR:-/var/cache/folio-owner-ccache}
+# Hash paths relative to BUILD, not the cwd: a checkout (and its BUILD)
+# elsewhere, such as CI's fresh clone, reuses the same cache entries.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$BUILD}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 SOURCE_TARBALL=${SOURCE_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 SOURCE_PACKAGE=linux-source-6.12
 

@@ -41,6 +41,11 @@ static struct page *ffx_page(struct ffx_folio *f, long i)
 	return folio_page(f->folio, i);
 }
 
+static void ffx_check_live(struct ffx_mm *m)
+{
+	KUNIT_ASSERT_NOT_NULL_MSG(m->fx->test, m->mm, "%s has exited", m->name);
+}
+
 /*
  * The unchecked operations: the public helpers check their arguments with
  * KUnit assertions first; teardown calls these directly.
@@ -129,6 +134,9 @@ static struct ffx_mm *ffx_mm_new(struct ffx *fx, const char *name,
 		kfree(m);
 	KUNIT_ASSERT_NOT_NULL_MSG(test, m->mm, "mm_alloc() failed for %s", name);
 	list_add_tail(&m->node, &fx->mms);
+#ifdef CONFIG_MM_ID
+	m->id = m->mm->mm_id;
+#endif
 
 	vma = vm_area_alloc(m->mm);
 	KUNIT_ASSERT_NOT_NULL(test, vma);
@@ -199,7 +207,8 @@ unsigned int ffx_order(struct kunit *test, int order)
 	return order;
 }
 
-struct ffx_folio *ffx_folio_alloc(struct ffx_mm *m, int order)
+static struct ffx_folio *__ffx_folio_alloc(struct ffx_mm *m, int order,
+					   bool file)
 {
 	const gfp_t gfp = GFP_HIGHUSER_MOVABLE | __GFP_NOWARN | __GFP_RETRY_MAYFAIL;
 	struct kunit *test = m->fx->test;
@@ -207,9 +216,14 @@ struct ffx_folio *ffx_folio_alloc(struct ffx_mm *m, int order)
 	struct folio *folio;
 	unsigned int o = ffx_order(test, order);
 
-	mmap_read_lock(m->mm);
-	folio = vma_alloc_folio(gfp, o, m->vma, FFX_VMA_START, false);
-	mmap_read_unlock(m->mm);
+	ffx_check_live(m);
+	if (file) {
+		folio = folio_alloc(gfp, o);
+	} else {
+		mmap_read_lock(m->mm);
+		folio = vma_alloc_folio(gfp, o, m->vma, FFX_VMA_START, false);
+		mmap_read_unlock(m->mm);
+	}
 	if (!folio)
 		kunit_skip(test, "could not allocate an order-%u folio", o);
 	/* As the anonymous fault path: charge it to the MM's memcg. */
@@ -225,6 +239,7 @@ struct ffx_folio *ffx_folio_alloc(struct ffx_mm *m, int order)
 	f->fx = m->fx;
 	f->folio = folio;
 	f->order = o;
+	f->file = file;
 	f->nr = folio_nr_pages(folio);
 	f->addr = FFX_VMA_START;
 	INIT_LIST_HEAD(&f->maps);
@@ -233,6 +248,16 @@ struct ffx_folio *ffx_folio_alloc(struct ffx_mm *m, int order)
 	KUNIT_ASSERT_EQ(test, folio_order(folio), o);
 	KUNIT_ASSERT_EQ(test, folio_test_large(folio), o > 0);
 	return f;
+}
+
+struct ffx_folio *ffx_folio_alloc(struct ffx_mm *m, int order)
+{
+	return __ffx_folio_alloc(m, order, false);
+}
+
+struct ffx_folio *ffx_folio_alloc_file(struct ffx_mm *m, int order)
+{
+	return __ffx_folio_alloc(m, order, true);
 }
 
 static void ffx_check_range(struct ffx_folio *f, long first, long nr)
@@ -244,11 +269,6 @@ static void ffx_check_range(struct ffx_folio *f, long first, long nr)
 	KUNIT_ASSERT_LE(test, first + nr, f->nr);
 }
 
-static void ffx_check_live(struct ffx_mm *m)
-{
-	KUNIT_ASSERT_NOT_NULL_MSG(m->fx->test, m->mm, "%s has exited", m->name);
-}
-
 void ffx_remap_pmd(struct ffx_folio *f, struct ffx_mm *m)
 {
 	struct ffx_map *r = ffx_map_of(f, m, false);
@@ -256,6 +276,7 @@ void ffx_remap_pmd(struct ffx_folio *f, struct ffx_mm *m)
 	rmap_t flags = RMAP_NONE;
 
 	ffx_check_live(m);
+	KUNIT_ASSERT_FALSE(test, f->file);
 	KUNIT_ASSERT_TRUE_MSG(test, r && r->pmd, "%s has no PMD mapping", m->name);
 
 	/* As __split_huge_pmd_locked(): PTEs first, then drop the PMD. */
@@ -278,11 +299,16 @@ void ffx_map_new(struct ffx_folio *f, struct ffx_mm *m, enum ffx_level level)
 	KUNIT_ASSERT_FALSE_MSG(test, folio_mapped(folio),
 			       "a new folio is mapped before its first mapping");
 	if (level == FFX_PMD)
-		KUNIT_ASSERT_TRUE_MSG(test, folio_test_pmd_mappable(folio),
-				      "an order-%u folio cannot be PMD-mapped",
-				      f->order);
+		KUNIT_ASSERT_TRUE_MSG(test, folio_test_pmd_mappable(folio) &&
+				      !f->file,
+				      "an order-%u %s folio cannot be PMD-mapped here",
+				      f->order, f->file ? "file" : "anon");
 
-	if (folio_test_pmd_mappable(folio)) {
+	if (f->file) {
+		folio_ref_add(folio, f->nr);
+		folio_add_file_rmap_ptes(folio, ffx_page(f, 0), f->nr, m->vma);
+		bitmap_fill(r->ptes, f->nr);
+	} else if (folio_test_pmd_mappable(folio)) {
 		/*
 		 * A PMD-sized anonymous folio is always mapped by a PMD
 		 * first; it becomes PTE-mapped when the PMD is split.
@@ -313,8 +339,13 @@ void ffx_map_ptes(struct ffx_folio *f, struct ffx_mm *m, long first, long nr)
 			    m->name, first, first + nr);
 
 	folio_ref_add(f->folio, nr);
-	folio_add_anon_rmap_ptes(f->folio, ffx_page(f, first), nr, m->vma,
-				 f->addr + first * PAGE_SIZE, RMAP_NONE);
+	if (f->file)
+		folio_add_file_rmap_ptes(f->folio, ffx_page(f, first), nr,
+					 m->vma);
+	else
+		folio_add_anon_rmap_ptes(f->folio, ffx_page(f, first), nr,
+					 m->vma, f->addr + first * PAGE_SIZE,
+					 RMAP_NONE);
 	bitmap_set(r->ptes, first, nr);
 }
 
@@ -363,7 +394,7 @@ int ffx_fork_folio(struct ffx_folio *f, struct ffx_mm *parent,
 	if (rp->pmd) {
 		folio_get(folio);
 		ret = folio_try_dup_anon_rmap_pmd(folio, ffx_page(f, 0),
-						  parent->vma);
+						  child->vma, parent->vma);
 		if (ret)
 			folio_ref_sub(folio, 1);
 		else
@@ -373,8 +404,15 @@ int ffx_fork_folio(struct ffx_folio *f, struct ffx_mm *parent,
 		if (ret)
 			break;
 		folio_ref_add(folio, re - rs);
+		if (f->file) {
+			folio_dup_file_rmap_ptes(folio, ffx_page(f, rs), re - rs,
+						 child->vma);
+			bitmap_set(rc->ptes, rs, re - rs);
+			continue;
+		}
 		ret = folio_try_dup_anon_rmap_ptes(folio, ffx_page(f, rs),
-						   re - rs, parent->vma);
+						   re - rs, child->vma,
+						   parent->vma);
 		if (ret)
 			folio_ref_sub(folio, re - rs);
 		else
@@ -442,6 +480,9 @@ int ffx_rmap_nr_mms(struct ffx_folio *f)
 		.rmap_one = ffx_rmap_one,
 		.arg = &seen,
 	};
+
+	/* rmap_walk() of a page cache folio needs its mapping and lock. */
+	KUNIT_ASSERT_FALSE(f->fx->test, f->file);
 
 	rmap_walk(f->folio, &rwc);
 	return seen.nr;

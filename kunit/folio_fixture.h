@@ -48,6 +48,7 @@ struct ffx_mm {
 	const char *name;
 	struct mm_struct *mm;
 	struct vm_area_struct *vma;
+	unsigned int id;		/* mm->mm_id, kept after exit */
 };
 
 /* A folio the fixture allocated, and what it mapped of it where. */
@@ -56,6 +57,7 @@ struct ffx_folio {
 	struct ffx *fx;
 	struct folio *folio;
 	unsigned int order;
+	bool file;			/* page cache style, not anonymous */
 	long nr;			/* folio_nr_pages() */
 	unsigned long addr;		/* address of page 0 in every MM */
 	struct list_head maps;		/* struct ffx_map */
@@ -90,6 +92,13 @@ unsigned int ffx_order(struct kunit *test, int order);
  * valid after the last unmap.  Skips the test if allocation fails.
  */
 struct ffx_folio *ffx_folio_alloc(struct ffx_mm *m, int order);
+/*
+ * A large folio as the page cache holds it (not anonymous, no mapping: only
+ * the rmap counters are exercised), charged to @m.  It is mapped with the
+ * file rmap functions, by PTEs only, and fork duplicates its mappings with
+ * folio_dup_file_rmap_ptes().  Unlike anonymous folios, order 1 is possible.
+ */
+struct ffx_folio *ffx_folio_alloc_file(struct ffx_mm *m, int order);
 
 /* First mapping, as the anonymous fault path does it (exclusive). */
 void ffx_map_new(struct ffx_folio *f, struct ffx_mm *m, enum ffx_level level);

@@ -1,0 +1,597 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suites for MM owner tracking of large folios (CONFIG_MM_ID).
+ *
+ * "folio_owner": a large folio tracks up to two MMs that map it, each in a
+ * slot with its own mapcount, and keeps a "maybe mapped shared" bit that is
+ * never clear while two MMs map the folio.  Each case maps a real folio into
+ * real MMs through the rmap API, as the fault, fork, COW, zap and exit paths
+ * do, and states what the slots and the bit say, compared with the
+ * fixture's own record of what each MM maps.
+ *
+ * Where the 6.12 baseline ("folio_mapcount" suite) and owner tracking agree,
+ * the same expectations appear here (folio_mapcount(), per-page mapcounts);
+ * where they differ, the case says so: two MMs mapping disjoint halves of a
+ * folio look exclusive to folio_likely_mapped_shared() but are shared here.
+ *
+ * "folio_owner_overflow": the per-MM mapcount has 16 bits on 32-bit.  An MM
+ * that maps a PMD-sized folio more than SHRT_MAX times loses its slot and
+ * the folio counts as maybe shared; on 64-bit the same MM stays tracked.
+ */
+#include <kunit/test.h>
+#include <linux/mm.h>
+#include <linux/mmap_lock.h>
+#include <linux/rmap.h>
+
+#include "folio_fixture.h"
+
+struct folio_owner_shape {
+	const char *desc;
+	int order;
+	enum ffx_level level;
+	bool file;
+};
+
+static const struct folio_owner_shape folio_owner_shapes[] = {
+	/* Anonymous memory never uses order 1; the page cache does. */
+	{ "order-1 file PTE-mapped", 1, FFX_PTE, true },
+	{ "order-4 anon PTE-mapped", 4, FFX_PTE, false },
+	{ "PMD-order anon PTE-mapped", FFX_ORDER_PMD, FFX_PTE, false },
+	{ "PMD-order anon PMD-mapped", FFX_ORDER_PMD, FFX_PMD, false },
+};
+
+static void folio_owner_shape_desc(const struct folio_owner_shape *s,
+				   char *desc)
+{
+	strscpy(desc, s->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(folio_owner_shape, folio_owner_shapes,
+		  folio_owner_shape_desc);
+
+struct folio_owner_ctx {
+	struct ffx *fx;
+	struct ffx_mm *parent;
+	struct ffx_folio *f;
+	struct folio *folio;
+	enum ffx_level level;
+	long nr;
+	/* How many mappings one MM holds when it maps the whole folio. */
+	long per_mm;
+};
+
+/* The slot that tracks @m, or -1 if @m is untracked. */
+static int owner_slot(struct folio *folio, struct ffx_mm *m)
+{
+	if (folio_mm_id(folio, 0) == m->id)
+		return 0;
+	if (folio_mm_id(folio, 1) == m->id)
+		return 1;
+	return -1;
+}
+
+static int slot_mapcount(struct folio *folio, int i)
+{
+	return folio->_mm_id_mapcount[i] + 1;
+}
+
+static bool maybe_shared(struct folio *folio)
+{
+	return folio_test_large_maybe_mapped_shared(folio);
+}
+
+static void expect_tracked(struct kunit *test, struct ffx_mm *m, long count)
+{
+	struct folio_owner_ctx *ctx = test->priv;
+	int i = owner_slot(ctx->folio, m);
+
+	KUNIT_EXPECT_GE_MSG(test, i, 0, "%s (ID %u) has no slot", m->name, m->id);
+	if (i >= 0)
+		KUNIT_EXPECT_EQ_MSG(test, slot_mapcount(ctx->folio, i), count,
+				    "mapcount in %s's slot %d", m->name, i);
+}
+
+static void expect_untracked(struct kunit *test, struct ffx_mm *m)
+{
+	struct folio_owner_ctx *ctx = test->priv;
+
+	KUNIT_EXPECT_EQ_MSG(test, owner_slot(ctx->folio, m), -1,
+			    "%s (ID %u) should hold no slot", m->name, m->id);
+}
+
+static void expect_slot_free(struct kunit *test, int i)
+{
+	struct folio_owner_ctx *ctx = test->priv;
+
+	KUNIT_EXPECT_EQ_MSG(test, folio_mm_id(ctx->folio, i), MM_ID_DUMMY,
+			    "slot %d should be free", i);
+	KUNIT_EXPECT_EQ_MSG(test, slot_mapcount(ctx->folio, i), 0,
+			    "a free slot %d counts no mapping", i);
+}
+
+/*
+ * What holds after every step: the large mapcount is the fixture's total,
+ * the lock is not left taken, and the bit is set whenever two MMs map the
+ * folio (no false negative).
+ */
+static void expect_consistent(struct kunit *test)
+{
+	struct folio_owner_ctx *ctx = test->priv;
+	struct ffx_mm *m;
+	int mapping_mms = 0;
+
+	KUNIT_EXPECT_EQ(test, folio_mapcount(ctx->folio),
+			ffx_model_total_mapcount(ctx->f));
+	KUNIT_EXPECT_FALSE_MSG(test, test_bit(FOLIO_MM_IDS_LOCK_BITNUM,
+					      &ctx->folio->_mm_ids),
+			       "the large mapcount lock is still held");
+	list_for_each_entry(m, &ctx->fx->mms, node)
+		mapping_mms += ffx_model_mapcount(ctx->f, m) > 0;
+	if (mapping_mms > 1)
+		KUNIT_EXPECT_TRUE_MSG(test, maybe_shared(ctx->folio),
+				      "%d MMs map the folio, but it is not maybe shared",
+				      mapping_mms);
+}
+
+static int folio_owner_test_init(struct kunit *test)
+{
+	const struct folio_owner_shape *s = test->param_value;
+	struct folio_owner_ctx *ctx;
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	test->priv = ctx;
+	ctx->fx = ffx_init(test);
+	ctx->parent = ffx_mm_create(ctx->fx, "parent");
+	if (s->file)
+		ctx->f = ffx_folio_alloc_file(ctx->parent, s->order);
+	else
+		ctx->f = ffx_folio_alloc(ctx->parent, s->order);
+	ctx->folio = ctx->f->folio;
+	ctx->level = s->level;
+	ctx->nr = ctx->f->nr;
+	ctx->per_mm = s->level == FFX_PMD ? 1 : ctx->nr;
+	ffx_map_new(ctx->f, ctx->parent, s->level);
+	return 0;
+}
+
+static struct ffx_mm *fork_mm(struct kunit *test, struct ffx_mm *parent,
+			      const char *name)
+{
+	struct folio_owner_ctx *ctx = test->priv;
+	struct ffx_mm *child = ffx_mm_fork(parent, name);
+
+	KUNIT_ASSERT_EQ(test, ffx_fork_folio(ctx->f, parent, child), 0);
+	return child;
+}
+
+/* Make @m's mappings of the folio PTE mappings, as a PMD split does. */
+static void pte_map(struct kunit *test, struct ffx_mm *m)
+{
+	struct folio_owner_ctx *ctx = test->priv;
+
+	if (ctx->level == FFX_PMD)
+		ffx_remap_pmd(ctx->f, m);
+}
+
+static void exclusive_map_is_tracked_in_slot_0_and_not_shared(struct kunit *test)
+{
+	struct folio_owner_ctx *ctx = test->priv;
+
+	KUNIT_EXPECT_GE(test, ctx->parent->id, MM_ID_MIN);
+	KUNIT_EXPECT_EQ(test, owner_slot(ctx->folio, ctx->parent), 0);
+	expect_tracked(test, ctx->parent, ctx->per_mm);
+	expect_slot_free(test, 1);
+	KUNIT_EXPECT_FALSE(test, maybe_shared(ctx->folio));
+	/* As in the baseline. */
+	KUNIT_EXPECT_EQ(test, folio_mapcount(ctx->folio), ctx->per_mm);
+	expect_consistent(test);
+}
+
+static void fork_tracks_the_child_in_slot_1_and_sets_shared_bit(struct kunit *test)
+{
+	struct folio_owner_ctx *ctx = test->priv;
+	struct ffx_mm *child = fork_mm(test, ctx->parent, "child");
+
+	KUNIT_EXPECT_EQ(test, owner_slot(ctx->folio, ctx->parent), 0);
+	KUNIT_EXPECT_EQ(test, owner_slot(ctx->folio, child), 1);
+	expect_tracked(test, ctx->parent, ctx->per_mm);
+	expect_tracked(test, child, ctx->per_mm);
+	KUNIT_EXPECT_TRUE(test, maybe_shared(ctx->folio));
+	KUNIT_EXPECT_EQ(test, folio_mapcount(ctx->folio), 2 * ctx->per_mm);
+	expect_consistent(test);
+}
+
+static void child_cow_of_one_page_keeps_folio_shared(struct kunit *test)
+{
+	struct folio_owner_ctx *ctx = test->priv;
+	struct ffx_mm *child = fork_mm(test, ctx->parent, "child");
+	long cow = ctx->nr / 2;
+
+	/* A write fault in the child replaces one page by a copy. */
+	pte_map(test, child);
+	ffx_unmap_ptes(ctx->f, child, cow, 1);
+
+	expect_tracked(test, ctx->parent, ctx->per_mm);
+	expect_tracked(test, child, ctx->nr - 1);
+	KUNIT_EXPECT_TRUE(test, maybe_shared(ctx->folio));
+	KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, cow),
+			ctx->level == FFX_PMD ? 0 : 1);
+	expect_consistent(test);
+}
+
+static void child_exit_frees_slot_1_and_clears_shared_bit(struct kunit *test)
+{
+	struct folio_owner_ctx *ctx = test->priv;
+	struct ffx_mm *child = fork_mm(test, ctx->parent, "child");
+
+	pte_map(test, child);
+	ffx_unmap_ptes(ctx->f, child, 0, 1);
+	ffx_mm_exit(child);
+
+	expect_slot_free(test, 1);
+	expect_tracked(test, ctx->parent, ctx->per_mm);
+	KUNIT_EXPECT_FALSE(test, maybe_shared(ctx->folio));
+	KUNIT_EXPECT_EQ(test, folio_mapcount(ctx->folio), ctx->per_mm);
+	expect_consistent(test);
+}
+
+static void parent_exit_leaves_the_child_in_slot_1_as_sole_owner(struct kunit *test)
+{
+	struct folio_owner_ctx *ctx = test->priv;
+	struct ffx_mm *child = fork_mm(test, ctx->parent, "child");
+
+	ffx_mm_exit(ctx->parent);
+
+	expect_slot_free(test, 0);
+	expect_tracked(test, child, ctx->per_mm);
+	KUNIT_EXPECT_EQ(test, owner_slot(ctx->folio, child), 1);
+	KUNIT_EXPECT_FALSE(test, maybe_shared(ctx->folio));
+	expect_consistent(test);
+}
+
+static void partial_unmap_in_parent_keeps_folio_exclusive(struct kunit *test)
+{
+	struct folio_owner_ctx *ctx = test->priv;
+	long half = ctx->nr / 2;
+
+	pte_map(test, ctx->parent);
+	ffx_unmap_ptes(ctx->f, ctx->parent, half, ctx->nr - half);
+
+	expect_tracked(test, ctx->parent, half);
+	expect_slot_free(test, 1);
+	KUNIT_EXPECT_FALSE(test, maybe_shared(ctx->folio));
+	/* As in the baseline. */
+	KUNIT_EXPECT_EQ(test, folio_mapcount(ctx->folio), half);
+	KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, ctx->nr - 1), 0);
+	expect_consistent(test);
+}
+
+/*
+ * The baseline's false negative: with disjoint halves, no page is mapped
+ * twice and folio_likely_mapped_shared() answers "exclusive"
+ * (folio_mapcount.disjoint_halves_in_two_mms_look_exclusive).  Owner
+ * tracking knows that two MMs map the folio.
+ */
+static void disjoint_halves_in_two_mms_are_shared(struct kunit *test)
+{
+	struct folio_owner_ctx *ctx = test->priv;
+	struct ffx_mm *child = fork_mm(test, ctx->parent, "child");
+	long half = ctx->nr / 2;
+
+	pte_map(test, ctx->parent);
+	pte_map(test, child);
+	ffx_unmap_ptes(ctx->f, ctx->parent, half, ctx->nr - half);
+	ffx_unmap_ptes(ctx->f, child, 0, half);
+
+	expect_tracked(test, ctx->parent, half);
+	expect_tracked(test, child, ctx->nr - half);
+	KUNIT_EXPECT_TRUE_MSG(test, maybe_shared(ctx->folio),
+			      "two MMs map disjoint halves: shared, unlike 6.12's answer");
+	KUNIT_EXPECT_EQ(test, folio_mapcount(ctx->folio), ctx->nr);
+	expect_consistent(test);
+}
+
+/* A second child of the parent finds both slots taken. */
+static void third_mm_is_untracked_and_folio_shared(struct kunit *test)
+{
+	struct folio_owner_ctx *ctx = test->priv;
+	struct ffx_mm *child = fork_mm(test, ctx->parent, "child");
+	struct ffx_mm *third = fork_mm(test, ctx->parent, "third");
+
+	expect_tracked(test, ctx->parent, ctx->per_mm);
+	expect_tracked(test, child, ctx->per_mm);
+	expect_untracked(test, third);
+	KUNIT_EXPECT_TRUE(test, maybe_shared(ctx->folio));
+	/* The large mapcount counts the untracked MM's mappings too. */
+	KUNIT_EXPECT_EQ(test, folio_mapcount(ctx->folio), 3 * ctx->per_mm);
+	expect_consistent(test);
+}
+
+/*
+ * The one false positive: once both tracked MMs are gone, only the
+ * untracked MM maps the folio, but nothing tells: the bit stays set until
+ * a tracked MM owns every mapping or the folio is fully unmapped.
+ */
+static void untracked_last_mm_keeps_folio_maybe_shared_until_unmapped(struct kunit *test)
+{
+	struct folio_owner_ctx *ctx = test->priv;
+	struct ffx_mm *child = fork_mm(test, ctx->parent, "child");
+	struct ffx_mm *third = fork_mm(test, ctx->parent, "third");
+
+	pte_map(test, third);
+	ffx_mm_exit(child);
+	ffx_mm_exit(ctx->parent);
+
+	expect_slot_free(test, 0);
+	expect_slot_free(test, 1);
+	KUNIT_EXPECT_EQ(test, folio_mapcount(ctx->folio), ctx->nr);
+	KUNIT_EXPECT_TRUE_MSG(test, maybe_shared(ctx->folio),
+			      "false positive of the three-MM case: only %s maps it",
+			      third->name);
+	expect_consistent(test);
+
+	/* Still only the untracked MM (nr >= 2), still the false positive. */
+	ffx_unmap_ptes(ctx->f, third, 0, 1);
+	KUNIT_EXPECT_EQ(test, folio_mapcount(ctx->folio), ctx->nr - 1);
+	KUNIT_EXPECT_TRUE(test, maybe_shared(ctx->folio));
+
+	ffx_mm_exit(third);
+	KUNIT_EXPECT_EQ(test, folio_mapcount(ctx->folio), 0);
+	KUNIT_EXPECT_FALSE(test, maybe_shared(ctx->folio));
+	expect_consistent(test);
+}
+
+/* When the untracked MM leaves, the tracked one left owns everything. */
+static void untracked_mm_leaving_makes_the_tracked_owner_exclusive(struct kunit *test)
+{
+	struct folio_owner_ctx *ctx = test->priv;
+	struct ffx_mm *child = fork_mm(test, ctx->parent, "child");
+	struct ffx_mm *third = fork_mm(test, ctx->parent, "third");
+
+	ffx_mm_exit(child);
+	/* Parent and the untracked MM: really shared. */
+	KUNIT_EXPECT_TRUE(test, maybe_shared(ctx->folio));
+	expect_consistent(test);
+
+	ffx_mm_exit(third);
+	expect_tracked(test, ctx->parent, ctx->per_mm);
+	expect_slot_free(test, 1);
+	KUNIT_EXPECT_FALSE(test, maybe_shared(ctx->folio));
+	expect_consistent(test);
+}
+
+/*
+ * An MM that mapped pages while untracked can take a slot later, for
+ * mappings it adds then; when it unmaps more than its slot counted, the
+ * slot goes below zero and is freed, and nothing else is corrupted.
+ */
+static void slot_going_negative_is_freed(struct kunit *test)
+{
+	struct folio_owner_ctx *ctx = test->priv;
+	struct ffx_mm *child, *third;
+
+	child = fork_mm(test, ctx->parent, "child");
+	third = fork_mm(test, ctx->parent, "third");
+	pte_map(test, ctx->parent);
+	pte_map(test, child);
+	pte_map(test, third);
+	expect_untracked(test, third);
+
+	/* The untracked MM unmaps page 0; the child exits: slot 1 frees. */
+	ffx_unmap_ptes(ctx->f, third, 0, 1);
+	ffx_mm_exit(child);
+	expect_slot_free(test, 1);
+
+	/* Mapping page 0 again takes the free slot, for one mapping. */
+	ffx_map_ptes(ctx->f, third, 0, 1);
+	expect_tracked(test, third, 1);
+	KUNIT_EXPECT_TRUE(test, maybe_shared(ctx->folio));
+	expect_consistent(test);
+
+	/* Unmapping two pages: the slot would count -1 mappings. */
+	ffx_unmap_ptes(ctx->f, third, 0, 2);
+	expect_slot_free(test, 1);
+	expect_tracked(test, ctx->parent, ctx->nr);
+	KUNIT_EXPECT_EQ(test, folio_mapcount(ctx->folio),
+			ctx->nr + ctx->nr - 2);
+	/* The untracked MM still maps the rest, if anything is left. */
+	KUNIT_EXPECT_EQ(test, maybe_shared(ctx->folio), ctx->nr > 2);
+	expect_consistent(test);
+
+	ffx_mm_exit(third);
+	expect_tracked(test, ctx->parent, ctx->nr);
+	KUNIT_EXPECT_FALSE(test, maybe_shared(ctx->folio));
+	expect_consistent(test);
+}
+
+/* Both slots free and no flag left: what the page allocator checks. */
+static void unmapped_folio_frees_both_slots_and_flags(struct kunit *test)
+{
+	struct folio_owner_ctx *ctx = test->priv;
+	struct ffx_mm *child = fork_mm(test, ctx->parent, "child");
+	struct ffx_mm *third = fork_mm(test, ctx->parent, "third");
+
+	ffx_unmap_all(ctx->f, ctx->parent);
+	ffx_unmap_all(ctx->f, third);
+	ffx_unmap_all(ctx->f, child);
+
+	expect_slot_free(test, 0);
+	expect_slot_free(test, 1);
+	KUNIT_EXPECT_EQ(test, folio_mapcount(ctx->folio), 0);
+	KUNIT_EXPECT_EQ_MSG(test, ctx->folio->_mm_ids, 0UL,
+			    "IDs, lock and shared bit must all be clear before the folio is freed");
+	/* The folio is freed at teardown; a leftover would be a bad page. */
+}
+
+static struct kunit_case folio_owner_cases[] = {
+	KUNIT_CASE_PARAM(exclusive_map_is_tracked_in_slot_0_and_not_shared,
+			 folio_owner_shape_gen_params),
+	KUNIT_CASE_PARAM(fork_tracks_the_child_in_slot_1_and_sets_shared_bit,
+			 folio_owner_shape_gen_params),
+	KUNIT_CASE_PARAM(child_cow_of_one_page_keeps_folio_shared,
+			 folio_owner_shape_gen_params),
+	KUNIT_CASE_PARAM(child_exit_frees_slot_1_and_clears_shared_bit,
+			 folio_owner_shape_gen_params),
+	KUNIT_CASE_PARAM(parent_exit_leaves_the_child_in_slot_1_as_sole_owner,
+			 folio_owner_shape_gen_params),
+	KUNIT_CASE_PARAM(partial_unmap_in_parent_keeps_folio_exclusive,
+			 folio_owner_shape_gen_params),
+	KUNIT_CASE_PARAM(disjoint_halves_in_two_mms_are_shared,
+			 folio_owner_shape_gen_params),
+	KUNIT_CASE_PARAM(third_mm_is_untracked_and_folio_shared,
+			 folio_owner_shape_gen_params),
+	KUNIT_CASE_PARAM(untracked_last_mm_keeps_folio_maybe_shared_until_unmapped,
+			 folio_owner_shape_gen_params),
+	KUNIT_CASE_PARAM(untracked_mm_leaving_makes_the_tracked_owner_exclusive,
+			 folio_owner_shape_gen_params),
+	KUNIT_CASE_PARAM(slot_going_negative_is_freed,
+			 folio_owner_shape_gen_params),
+	KUNIT_CASE_PARAM(unmapped_folio_frees_both_slots_and_flags,
+			 folio_owner_shape_gen_params),
+	{}
+};
+
+static struct kunit_suite folio_owner_suite = {
+	.name = "folio_owner",
+	.init = folio_owner_test_init,
+	.test_cases = folio_owner_cases,
+};
+
+/*
+ * folio_owner_overflow: one MM maps every page of a PMD-sized page cache
+ * folio from many VMAs, as a process that mmap()s the same file range many
+ * times does.
+ */
+#define OVERFLOW_VMA_BASE	0x10000000UL
+
+struct overflow_ctx {
+	struct ffx_folio *f;
+	struct ffx_mm *m;
+	struct vm_area_struct **vmas;
+	int nr_vmas;
+	int nr_mapped;		/* VMAs that map the folio */
+};
+
+static void overflow_unmap_all(void *data)
+{
+	struct overflow_ctx *o = data;
+
+	while (o->nr_mapped > 0) {
+		o->nr_mapped--;
+		folio_remove_rmap_ptes(o->f->folio, folio_page(o->f->folio, 0),
+				       o->f->nr, o->vmas[o->nr_mapped]);
+		folio_ref_sub(o->f->folio, o->f->nr);
+	}
+}
+
+static struct vm_area_struct *overflow_add_vma(struct kunit *test,
+					       struct overflow_ctx *o, int k)
+{
+	struct mm_struct *mm = o->m->mm;
+	struct vm_area_struct *vma = vm_area_alloc(mm);
+	int ret;
+
+	KUNIT_ASSERT_NOT_NULL(test, vma);
+	vma->vm_start = OVERFLOW_VMA_BASE + k * (o->f->nr << PAGE_SHIFT);
+	vma->vm_end = vma->vm_start + (o->f->nr << PAGE_SHIFT);
+	vma->vm_pgoff = 0;
+	vm_flags_init(vma, VM_READ | VM_MAYREAD | VM_SHARED | VM_MAYSHARE);
+	vma->vm_page_prot = vm_get_page_prot(vma->vm_flags);
+	mmap_write_lock(mm);
+	ret = insert_vm_struct(mm, vma);
+	mmap_write_unlock(mm);
+	if (ret)
+		vm_area_free(vma);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	return vma;
+}
+
+static void overflow_map(struct overflow_ctx *o, int k)
+{
+	folio_ref_add(o->f->folio, o->f->nr);
+	folio_add_file_rmap_ptes(o->f->folio, folio_page(o->f->folio, 0),
+				 o->f->nr, o->vmas[k]);
+	o->nr_mapped = k + 1;
+}
+
+static void mapping_past_shrt_max_stops_tracking_only_on_32bit(struct kunit *test)
+{
+	struct ffx *fx = ffx_init(test);
+	struct overflow_ctx *o;
+	struct folio *folio;
+	long total;
+	int k, i;
+
+	o = kunit_kzalloc(test, sizeof(*o), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, o);
+	o->m = ffx_mm_create(fx, "mapper");
+	o->f = ffx_folio_alloc_file(o->m, FFX_ORDER_PMD);
+	folio = o->f->folio;
+	/*
+	 * SHRT_MAX + 1 mappings still fit (the count is stored minus one):
+	 * the last VMA takes the MM past what 16 bits hold.
+	 */
+	o->nr_vmas = (SHRT_MAX + 1) / o->f->nr + 1;
+	KUNIT_ASSERT_GT(test, (long)(o->nr_vmas - 1) * o->f->nr, (long)SHRT_MAX);
+	o->vmas = kunit_kcalloc(test, o->nr_vmas, sizeof(*o->vmas), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, o->vmas);
+	for (k = 0; k < o->nr_vmas; k++)
+		o->vmas[k] = overflow_add_vma(test, o, k);
+	/* Runs before the fixture's teardown puts the folio and the MM. */
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, overflow_unmap_all, o));
+
+	for (k = 0; k < o->nr_vmas - 1; k++)
+		overflow_map(o, k);
+	total = (long)(o->nr_vmas - 1) * o->f->nr;
+	KUNIT_EXPECT_EQ(test, total, (long)SHRT_MAX + 1);
+	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), total);
+	KUNIT_EXPECT_EQ(test, folio_mm_id(folio, 0), o->m->id);
+	KUNIT_EXPECT_EQ(test, (long)folio->_mm_id_mapcount[0] + 1, total);
+	KUNIT_EXPECT_FALSE(test, folio_test_large_maybe_mapped_shared(folio));
+
+	overflow_map(o, o->nr_vmas - 1);
+	total += o->f->nr;
+	/* The large mapcount and the pages are never corrupted. */
+	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), total);
+	KUNIT_EXPECT_EQ(test, atomic_read(&folio_page(folio, 0)->_mapcount) + 1,
+			o->nr_vmas);
+	if (IS_ENABLED(CONFIG_64BIT)) {
+		KUNIT_EXPECT_EQ(test, folio_mm_id(folio, 0), o->m->id);
+		KUNIT_EXPECT_EQ(test, (long)folio->_mm_id_mapcount[0] + 1, total);
+		KUNIT_EXPECT_FALSE(test,
+				   folio_test_large_maybe_mapped_shared(folio));
+	} else {
+		/* The MM lost its slot: maybe shared, but nothing negative. */
+		for (i = 0; i < 2; i++) {
+			KUNIT_EXPECT_EQ(test, folio_mm_id(folio, i), MM_ID_DUMMY);
+			KUNIT_EXPECT_EQ(test, folio->_mm_id_mapcount[i], -1);
+		}
+		KUNIT_EXPECT_TRUE(test,
+				  folio_test_large_maybe_mapped_shared(folio));
+	}
+
+	/* Unmapping all of it: nothing left, nothing shared. */
+	overflow_unmap_all(o);
+	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), 0);
+	KUNIT_EXPECT_EQ(test, folio->_mm_ids, 0UL);
+	KUNIT_EXPECT_EQ(test, folio->_mm_id_mapcount[0], -1);
+	KUNIT_EXPECT_EQ(test, folio->_mm_id_mapcount[1], -1);
+}
+
+static struct kunit_case folio_owner_overflow_cases[] = {
+	KUNIT_CASE(mapping_past_shrt_max_stops_tracking_only_on_32bit),
+	{}
+};
+
+static struct kunit_suite folio_owner_overflow_suite = {
+	.name = "folio_owner_overflow",
+	.test_cases = folio_owner_overflow_cases,
+};
+
+kunit_test_suites(&folio_owner_suite, &folio_owner_overflow_suite);
+
+MODULE_DESCRIPTION("KUnit tests for MM owner tracking of large folios");
+MODULE_LICENSE("GPL");
