@@ -11,7 +11,7 @@ VARIANT ?= default
 
 export TOP BUILD TREE CCACHE_DIR
 
-.PHONY: help deps tree series kunit test check-series checkpatch mutants clean distclean
+.PHONY: help deps tree series kunit test check-series checkpatch mutants bisect clean distclean
 
 help:
 	@echo "Targets:"
@@ -26,6 +26,8 @@ help:
 	@echo "  make check-series  only: the series applies exactly and re-exports byte for byte"
 	@echo "  make checkpatch    only: scripts/checkpatch.pl --strict on patches and kunit/"
 	@echo "  make mutants       only: each ci/mutants/*.patch makes its named cases fail"
+	@echo "  make bisect        build the kernel at every patch (BISECT_ARCHES=\"x86_64 i386\");"
+	@echo "                     slow (a near-full rebuild per patch), not part of make test"
 	@echo "  make clean         remove the KUnit build directories and results"
 	@echo "  make distclean     remove \$$(BUILD) entirely (the tree too)"
 	@echo
@@ -56,6 +58,10 @@ checkpatch: tree
 
 mutants:
 	@ci/mutants.sh
+
+BISECT_ARCHES ?= x86_64 i386
+bisect:
+	@ci/bisect.sh $(BISECT_ARCHES)
 
 clean:
 	rm -rf $(BUILD)/kunit $(BUILD)/results

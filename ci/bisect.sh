@@ -1,0 +1,57 @@
+#!/bin/bash
+# Bisectability: build the kernel at every patch of the series, in order,
+# for each ARCH given (default: x86_64 i386, one 64-bit and one 32-bit
+# layout).  A git worktree of the tree is checked out at each commit and
+# built incrementally in one directory per arch, with the .config that
+# kunit.py made for the matrix (run `make kunit ARCH=...` first) minus our
+# suites: the tip's kunit/ sources need the tip's API.
+# Not part of `make test`: the header changes make it a near-full rebuild
+# per patch.  Usage: ci/bisect.sh [ARCH...]
+. "$(dirname "$0")/lib.sh"
+
+arches=("$@")
+[ ${#arches[@]} -gt 0 ] || arches=(x86_64 i386)
+"$TOP/ci/tree.sh"
+
+wt=$BUILD/bisect/src
+if [ ! -e "$wt/.git" ]; then
+	rm -rf "$wt"
+	git -C "$TREE" worktree prune
+	git -C "$TREE" worktree add -q --detach "$wt" pristine
+fi
+mapfile -t commits < <(git -C "$TREE" rev-list --reverse pristine..HEAD)
+[ ${#commits[@]} -gt 0 ] || die "no patches on top of pristine"
+
+for arch in "${arches[@]}"; do
+	case $arch in
+	x86_64|i386) cross= ;;
+	arm64)       cross=aarch64-linux-gnu- ;;
+	arm)         cross=arm-linux-gnueabihf- ;;
+	*)           die "unknown ARCH '$arch' (x86_64, arm64, i386 or arm)" ;;
+	esac
+	out=$BUILD/bisect/$arch
+	kcfg=$BUILD/kunit/$arch-default/.config
+	[ -f "$kcfg" ] || die "no $kcfg: run 'make kunit ARCH=$arch' first"
+	mkdir -p "$out" "$CCACHE_DIR"
+	cp "$kcfg" "$out/.config"
+	"$wt/scripts/config" --file "$out/.config" \
+		-d FOLIO_MAPCOUNT_KUNIT_TEST -d MM_ID_KUNIT_TEST \
+		-d FOLIO_OWNER_KUNIT_TEST
+	i=0
+	for c in "${commits[@]}"; do
+		i=$((i + 1))
+		subject=$(git -C "$TREE" log -1 --format=%s "$c")
+		git -C "$wt" checkout -q --detach "$c"
+		log "bisect $arch: $i/${#commits[@]} $subject"
+		start=$(now)
+		mk=(make -C "$wt" O="$out" ARCH="$arch" CROSS_COMPILE="$cross"
+		    CC="ccache ${cross}gcc" HOSTCC="ccache gcc")
+		"${mk[@]}" -s olddefconfig >/dev/null
+		if ! "${mk[@]}" -s -j"$(nproc)" vmlinux > "$out/build.log" 2>&1; then
+			tail -30 "$out/build.log" >&2
+			die "$arch does not build at patch $i/${#commits[@]}: $subject (log: $out/build.log)"
+		fi
+		log "bisect $arch: patch $i builds ($(( $(now) - start )) s)"
+	done
+done
+log "every patch builds on: ${arches[*]}"
