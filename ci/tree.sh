@@ -34,6 +34,9 @@ extract() {
 	[ "$v.$p" = "6.12" ] || die "$SOURCE_TARBALL holds Linux $v.$p, not 6.12: the series is for 6.12"
 	log "committing the pristine tree as the git baseline (tag 'pristine')"
 	git -C "$TREE" init -q -b pristine-base
+	# Commits made in the tree (the series) carry the project's identity.
+	git -C "$TREE" config user.name "Folio Owner Project"
+	git -C "$TREE" config user.email devel@folio-owner.invalid
 	"${GIT[@]}" add -A -f	# Debian's top-level .gitignore ignores "/*"
 	GIT_AUTHOR_DATE="2024-11-17T00:00:00Z" GIT_COMMITTER_DATE="2024-11-17T00:00:00Z" \
 		"${GIT[@]}" commit -q -m "Linux $(make -s -C "$TREE" kernelversion) from $SOURCE_PACKAGE $installed"
