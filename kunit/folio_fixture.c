@@ -423,6 +423,24 @@ int ffx_fork_folio(struct ffx_folio *f, struct ffx_mm *parent,
 	return ret;
 }
 
+struct ffx_mm *ffx_fork(struct ffx_folio *f, struct ffx_mm *parent,
+			const char *name)
+{
+	struct ffx_mm *child = ffx_mm_fork(parent, name);
+
+	KUNIT_ASSERT_EQ_MSG(f->fx->test, ffx_fork_folio(f, parent, child), 0,
+			    "duplicating the mappings into %s failed", name);
+	return child;
+}
+
+void ffx_pte_map(struct ffx_folio *f, struct ffx_mm *m)
+{
+	struct ffx_map *r = ffx_map_of(f, m, false);
+
+	if (r && r->pmd)
+		ffx_remap_pmd(f, m);
+}
+
 long ffx_model_mapcount(struct ffx_folio *f, struct ffx_mm *m)
 {
 	struct ffx_map *r = ffx_map_of(f, m, false);

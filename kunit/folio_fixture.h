@@ -117,6 +117,14 @@ void ffx_remap_pmd(struct ffx_folio *f, struct ffx_mm *m);
  */
 int ffx_fork_folio(struct ffx_folio *f, struct ffx_mm *parent,
 		   struct ffx_mm *child);
+/*
+ * fork() as far as the folio is concerned: ffx_mm_fork(), then
+ * ffx_fork_folio(), asserting that the dup succeeded.
+ */
+struct ffx_mm *ffx_fork(struct ffx_folio *f, struct ffx_mm *parent,
+			const char *name);
+/* If @m maps the folio by a PMD, split that into PTE mappings. */
+void ffx_pte_map(struct ffx_folio *f, struct ffx_mm *m);
 
 /* The fixture's record: mappings of the folio in @m, and in all MMs. */
 long ffx_model_mapcount(struct ffx_folio *f, struct ffx_mm *m);

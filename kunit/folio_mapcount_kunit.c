@@ -75,19 +75,8 @@ static int folio_mapcount_test_init(struct kunit *test)
 static struct ffx_mm *fork_child(struct kunit *test)
 {
 	struct folio_mapcount_ctx *ctx = test->priv;
-	struct ffx_mm *child = ffx_mm_fork(ctx->parent, "child");
 
-	KUNIT_ASSERT_EQ(test, ffx_fork_folio(ctx->f, ctx->parent, child), 0);
-	return child;
-}
-
-/* Make @m's mappings of the folio PTE mappings, as a PMD split does. */
-static void pte_map(struct kunit *test, struct ffx_mm *m)
-{
-	struct folio_mapcount_ctx *ctx = test->priv;
-
-	if (ctx->level == FFX_PMD)
-		ffx_remap_pmd(ctx->f, m);
+	return ffx_fork(ctx->f, ctx->parent, "child");
 }
 
 static void exclusive_map_counts_each_mapping_once(struct kunit *test)
@@ -145,7 +134,7 @@ static void child_cow_of_one_page_keeps_folio_shared(struct kunit *test)
 	long cow = ctx->nr / 2;
 
 	/* A write fault in the child replaces one page by a copy. */
-	pte_map(test, child);
+	ffx_pte_map(ctx->f, child);
 	ffx_unmap_ptes(ctx->f, child, cow, 1);
 
 	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), ctx->per_mm + ctx->nr - 1);
@@ -181,7 +170,7 @@ static void partial_unmap_in_one_mm_marks_folio_partially_mapped(struct kunit *t
 	struct folio *folio = ctx->f->folio;
 	long half = ctx->nr / 2;
 
-	pte_map(test, ctx->parent);
+	ffx_pte_map(ctx->f, ctx->parent);
 	ffx_unmap_ptes(ctx->f, ctx->parent, half, ctx->nr - half);
 
 	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), half);
@@ -206,8 +195,8 @@ static void disjoint_halves_in_two_mms_look_exclusive(struct kunit *test)
 	struct ffx_mm *child = fork_child(test);
 	long half = ctx->nr / 2;
 
-	pte_map(test, ctx->parent);
-	pte_map(test, child);
+	ffx_pte_map(ctx->f, ctx->parent);
+	ffx_pte_map(ctx->f, child);
 	ffx_unmap_ptes(ctx->f, ctx->parent, half, ctx->nr - half);
 	ffx_unmap_ptes(ctx->f, child, 0, half);
 
@@ -246,7 +235,7 @@ static void every_mapping_holds_a_reference(struct kunit *test)
 	struct ffx_mm *child = fork_child(test);
 
 	KUNIT_EXPECT_EQ(test, folio_ref_count(folio), 1 + 2 * ctx->per_mm);
-	pte_map(test, child);
+	ffx_pte_map(ctx->f, child);
 	ffx_unmap_ptes(ctx->f, child, 0, 1);
 	KUNIT_EXPECT_EQ(test, folio_ref_count(folio),
 			1 + ctx->per_mm + ctx->nr - 1);

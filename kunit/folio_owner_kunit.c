@@ -156,25 +156,6 @@ static int folio_owner_test_init(struct kunit *test)
 	return 0;
 }
 
-static struct ffx_mm *fork_mm(struct kunit *test, struct ffx_mm *parent,
-			      const char *name)
-{
-	struct folio_owner_ctx *ctx = test->priv;
-	struct ffx_mm *child = ffx_mm_fork(parent, name);
-
-	KUNIT_ASSERT_EQ(test, ffx_fork_folio(ctx->f, parent, child), 0);
-	return child;
-}
-
-/* Make @m's mappings of the folio PTE mappings, as a PMD split does. */
-static void pte_map(struct kunit *test, struct ffx_mm *m)
-{
-	struct folio_owner_ctx *ctx = test->priv;
-
-	if (ctx->level == FFX_PMD)
-		ffx_remap_pmd(ctx->f, m);
-}
-
 static void exclusive_map_is_tracked_in_slot_0_and_not_shared(struct kunit *test)
 {
 	struct folio_owner_ctx *ctx = test->priv;
@@ -192,7 +173,7 @@ static void exclusive_map_is_tracked_in_slot_0_and_not_shared(struct kunit *test
 static void fork_tracks_the_child_in_slot_1_and_sets_shared_bit(struct kunit *test)
 {
 	struct folio_owner_ctx *ctx = test->priv;
-	struct ffx_mm *child = fork_mm(test, ctx->parent, "child");
+	struct ffx_mm *child = ffx_fork(ctx->f, ctx->parent, "child");
 
 	KUNIT_EXPECT_EQ(test, owner_slot(ctx->folio, ctx->parent), 0);
 	KUNIT_EXPECT_EQ(test, owner_slot(ctx->folio, child), 1);
@@ -206,11 +187,11 @@ static void fork_tracks_the_child_in_slot_1_and_sets_shared_bit(struct kunit *te
 static void child_cow_of_one_page_keeps_folio_shared(struct kunit *test)
 {
 	struct folio_owner_ctx *ctx = test->priv;
-	struct ffx_mm *child = fork_mm(test, ctx->parent, "child");
+	struct ffx_mm *child = ffx_fork(ctx->f, ctx->parent, "child");
 	long cow = ctx->nr / 2;
 
 	/* A write fault in the child replaces one page by a copy. */
-	pte_map(test, child);
+	ffx_pte_map(ctx->f, child);
 	ffx_unmap_ptes(ctx->f, child, cow, 1);
 
 	expect_tracked(test, ctx->parent, ctx->per_mm);
@@ -224,9 +205,9 @@ static void child_cow_of_one_page_keeps_folio_shared(struct kunit *test)
 static void child_exit_frees_slot_1_and_clears_shared_bit(struct kunit *test)
 {
 	struct folio_owner_ctx *ctx = test->priv;
-	struct ffx_mm *child = fork_mm(test, ctx->parent, "child");
+	struct ffx_mm *child = ffx_fork(ctx->f, ctx->parent, "child");
 
-	pte_map(test, child);
+	ffx_pte_map(ctx->f, child);
 	ffx_unmap_ptes(ctx->f, child, 0, 1);
 	ffx_mm_exit(child);
 
@@ -240,7 +221,7 @@ static void child_exit_frees_slot_1_and_clears_shared_bit(struct kunit *test)
 static void parent_exit_leaves_the_child_in_slot_1_as_sole_owner(struct kunit *test)
 {
 	struct folio_owner_ctx *ctx = test->priv;
-	struct ffx_mm *child = fork_mm(test, ctx->parent, "child");
+	struct ffx_mm *child = ffx_fork(ctx->f, ctx->parent, "child");
 
 	ffx_mm_exit(ctx->parent);
 
@@ -256,7 +237,7 @@ static void partial_unmap_in_parent_keeps_folio_exclusive(struct kunit *test)
 	struct folio_owner_ctx *ctx = test->priv;
 	long half = ctx->nr / 2;
 
-	pte_map(test, ctx->parent);
+	ffx_pte_map(ctx->f, ctx->parent);
 	ffx_unmap_ptes(ctx->f, ctx->parent, half, ctx->nr - half);
 
 	expect_tracked(test, ctx->parent, half);
@@ -277,11 +258,11 @@ static void partial_unmap_in_parent_keeps_folio_exclusive(struct kunit *test)
 static void disjoint_halves_in_two_mms_are_shared(struct kunit *test)
 {
 	struct folio_owner_ctx *ctx = test->priv;
-	struct ffx_mm *child = fork_mm(test, ctx->parent, "child");
+	struct ffx_mm *child = ffx_fork(ctx->f, ctx->parent, "child");
 	long half = ctx->nr / 2;
 
-	pte_map(test, ctx->parent);
-	pte_map(test, child);
+	ffx_pte_map(ctx->f, ctx->parent);
+	ffx_pte_map(ctx->f, child);
 	ffx_unmap_ptes(ctx->f, ctx->parent, half, ctx->nr - half);
 	ffx_unmap_ptes(ctx->f, child, 0, half);
 
@@ -297,8 +278,8 @@ static void disjoint_halves_in_two_mms_are_shared(struct kunit *test)
 static void third_mm_is_untracked_and_folio_shared(struct kunit *test)
 {
 	struct folio_owner_ctx *ctx = test->priv;
-	struct ffx_mm *child = fork_mm(test, ctx->parent, "child");
-	struct ffx_mm *third = fork_mm(test, ctx->parent, "third");
+	struct ffx_mm *child = ffx_fork(ctx->f, ctx->parent, "child");
+	struct ffx_mm *third = ffx_fork(ctx->f, ctx->parent, "third");
 
 	expect_tracked(test, ctx->parent, ctx->per_mm);
 	expect_tracked(test, child, ctx->per_mm);
@@ -317,10 +298,10 @@ static void third_mm_is_untracked_and_folio_shared(struct kunit *test)
 static void untracked_last_mm_keeps_folio_maybe_shared_until_unmapped(struct kunit *test)
 {
 	struct folio_owner_ctx *ctx = test->priv;
-	struct ffx_mm *child = fork_mm(test, ctx->parent, "child");
-	struct ffx_mm *third = fork_mm(test, ctx->parent, "third");
+	struct ffx_mm *child = ffx_fork(ctx->f, ctx->parent, "child");
+	struct ffx_mm *third = ffx_fork(ctx->f, ctx->parent, "third");
 
-	pte_map(test, third);
+	ffx_pte_map(ctx->f, third);
 	ffx_mm_exit(child);
 	ffx_mm_exit(ctx->parent);
 
@@ -347,8 +328,8 @@ static void untracked_last_mm_keeps_folio_maybe_shared_until_unmapped(struct kun
 static void untracked_mm_leaving_makes_the_tracked_owner_exclusive(struct kunit *test)
 {
 	struct folio_owner_ctx *ctx = test->priv;
-	struct ffx_mm *child = fork_mm(test, ctx->parent, "child");
-	struct ffx_mm *third = fork_mm(test, ctx->parent, "third");
+	struct ffx_mm *child = ffx_fork(ctx->f, ctx->parent, "child");
+	struct ffx_mm *third = ffx_fork(ctx->f, ctx->parent, "third");
 
 	ffx_mm_exit(child);
 	/* Parent and the untracked MM: really shared. */
@@ -372,11 +353,11 @@ static void slot_going_negative_is_freed(struct kunit *test)
 	struct folio_owner_ctx *ctx = test->priv;
 	struct ffx_mm *child, *third;
 
-	child = fork_mm(test, ctx->parent, "child");
-	third = fork_mm(test, ctx->parent, "third");
-	pte_map(test, ctx->parent);
-	pte_map(test, child);
-	pte_map(test, third);
+	child = ffx_fork(ctx->f, ctx->parent, "child");
+	third = ffx_fork(ctx->f, ctx->parent, "third");
+	ffx_pte_map(ctx->f, ctx->parent);
+	ffx_pte_map(ctx->f, child);
+	ffx_pte_map(ctx->f, third);
 	expect_untracked(test, third);
 
 	/* The untracked MM unmaps page 0; the child exits: slot 1 frees. */
@@ -410,8 +391,8 @@ static void slot_going_negative_is_freed(struct kunit *test)
 static void unmapped_folio_frees_both_slots_and_flags(struct kunit *test)
 {
 	struct folio_owner_ctx *ctx = test->priv;
-	struct ffx_mm *child = fork_mm(test, ctx->parent, "child");
-	struct ffx_mm *third = fork_mm(test, ctx->parent, "third");
+	struct ffx_mm *child = ffx_fork(ctx->f, ctx->parent, "child");
+	struct ffx_mm *third = ffx_fork(ctx->f, ctx->parent, "third");
 
 	ffx_unmap_all(ctx->f, ctx->parent);
 	ffx_unmap_all(ctx->f, third);
