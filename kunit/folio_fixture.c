@@ -117,6 +117,11 @@ struct ffx *ffx_init(struct kunit *test)
 	return fx;
 }
 
+void ffx_exit(struct ffx *fx)
+{
+	kunit_release_action(fx->test, ffx_teardown, fx);
+}
+
 static struct ffx_mm *ffx_mm_new(struct ffx *fx, const char *name,
 				 struct ffx_mm *parent)
 {

@@ -72,6 +72,11 @@ struct ffx_map {
 };
 
 struct ffx *ffx_init(struct kunit *test);
+/*
+ * Tear the fixture down now rather than at the end of the test (a test that
+ * builds many scenarios in a row): what ffx_init()'s action would do.
+ */
+void ffx_exit(struct ffx *fx);
 
 /* A new MM ("exec") with one anonymous VMA and its anon_vma. */
 struct ffx_mm *ffx_mm_create(struct ffx *fx, const char *name);

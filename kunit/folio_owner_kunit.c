@@ -12,7 +12,8 @@
  * Where the 6.12 baseline ("folio_mapcount" suite) and owner tracking agree,
  * the same expectations appear here (folio_mapcount(), per-page mapcounts);
  * where they differ, the case says so: two MMs mapping disjoint halves of a
- * folio look exclusive to folio_likely_mapped_shared() but are shared here.
+ * folio looked exclusive to 6.12's folio_likely_mapped_shared() but are
+ * shared here.
  *
  * "folio_owner_overflow": the per-MM mapcount has 16 bits on 32-bit.  An MM
  * that maps a PMD-sized folio more than SHRT_MAX times loses its slot and
@@ -250,10 +251,9 @@ static void partial_unmap_in_parent_keeps_folio_exclusive(struct kunit *test)
 }
 
 /*
- * The baseline's false negative: with disjoint halves, no page is mapped
- * twice and folio_likely_mapped_shared() answers "exclusive"
- * (folio_mapcount.disjoint_halves_in_two_mms_look_exclusive).  Owner
- * tracking knows that two MMs map the folio.
+ * 6.12's false negative: with disjoint halves, no page is mapped twice and
+ * the first page only once, so folio_likely_mapped_shared() answered
+ * "exclusive".  Owner tracking knows that two MMs map the folio.
  */
 static void disjoint_halves_in_two_mms_are_shared(struct kunit *test)
 {
