@@ -7,6 +7,8 @@
 # suites: the tip's kunit/ sources need the tip's API.
 # Not part of `make test`: the header changes make it a near-full rebuild
 # per patch.  Usage: ci/bisect.sh [ARCH...]
+# BISECT_FROM=N starts at patch N (the build directory keeps the objects of
+# the last run, so checking only new patches is incremental).
 . "$(dirname "$0")/lib.sh"
 
 arches=("$@")
@@ -34,12 +36,15 @@ for arch in "${arches[@]}"; do
 	[ -f "$kcfg" ] || die "no $kcfg: run 'make kunit ARCH=$arch' first"
 	mkdir -p "$out" "$CCACHE_DIR"
 	cp "$kcfg" "$out/.config"
-	"$wt/scripts/config" --file "$out/.config" \
-		-d FOLIO_MAPCOUNT_KUNIT_TEST -d MM_ID_KUNIT_TEST \
-		-d FOLIO_OWNER_KUNIT_TEST
+	# Our suites: every *_KUNIT_TEST that common.config turns on.
+	mapfile -t suites < <(sed -n 's/^CONFIG_\(.*_KUNIT_TEST\)=y$/\1/p' "$TOP/kunitconfigs/common.config")
+	for s in "${suites[@]}"; do
+		"$wt/scripts/config" --file "$out/.config" -d "$s"
+	done
 	i=0
 	for c in "${commits[@]}"; do
 		i=$((i + 1))
+		[ "$i" -ge "${BISECT_FROM:-1}" ] || continue
 		subject=$(git -C "$TREE" log -1 --format=%s "$c")
 		git -C "$wt" checkout -q --detach "$c"
 		log "bisect $arch: $i/${#commits[@]} $subject"

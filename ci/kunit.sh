@@ -26,6 +26,8 @@ mkdir -p "$CCACHE_DIR" "$BUILD/results" "$BUILD/kunit"
 out=$BUILD/kunit/$arch-$variant
 res=$BUILD/results/${RESULT_NAME:-$arch-$variant}
 rm -f "$res".json "$res".log "$res".counts
+# kunit.py leaves test.log alone when the build fails: never report a stale one.
+rm -f "$out/test.log"
 
 args=(run --arch="$arch" --build_dir="$out" --jobs="$(nproc)"
       --kunitconfig="$cfg/common.config"

@@ -28,9 +28,10 @@ static struct ffx_map *ffx_map_of(struct ffx_folio *f, struct ffx_mm *m,
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, r);
 	r->ptes = bitmap_zalloc(f->nr, GFP_KERNEL);
-	if (!r->ptes)
+	if (!r->ptes) {
 		kfree(r);
-	KUNIT_ASSERT_NOT_NULL(test, r->ptes);
+		KUNIT_FAIL_AND_ABORT(test, "no memory for the mapping record");
+	}
 	r->m = m;
 	list_add_tail(&r->node, &f->maps);
 	return r;
@@ -135,9 +136,10 @@ static struct ffx_mm *ffx_mm_new(struct ffx *fx, const char *name,
 	m->fx = fx;
 	m->name = name;
 	m->mm = mm_alloc();
-	if (!m->mm)
+	if (!m->mm) {
 		kfree(m);
-	KUNIT_ASSERT_NOT_NULL_MSG(test, m->mm, "mm_alloc() failed for %s", name);
+		KUNIT_FAIL_AND_ABORT(test, "mm_alloc() failed for %s", name);
+	}
 	list_add_tail(&m->node, &fx->mms);
 #ifdef CONFIG_MM_ID
 	m->id = m->mm->mm_id;

@@ -71,8 +71,8 @@ static void one_mm_is_exclusive_even_partially_mapped(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, maybe_shared(test));
 	ffx_unmap_ptes(ctx->f, ctx->parent, 1, ctx->nr / 2);
 	KUNIT_EXPECT_FALSE(test, maybe_shared(test));
-	ffx_unmap_all(ctx->f, ctx->parent);
-	KUNIT_EXPECT_FALSE(test, maybe_shared(test));
+	/* The bit, not only the mapcount shortcut, says "exclusive". */
+	KUNIT_EXPECT_FALSE(test, folio_test_large_maybe_mapped_shared(ctx->folio));
 }
 
 static void fork_shares_and_child_exit_makes_exclusive_again(struct kunit *test)
@@ -107,7 +107,8 @@ static void one_page_left_in_child_keeps_folio_shared(struct kunit *test)
  * The three-MM case, the one false positive: parent and child hold the
  * two slots, a second child is untracked.  When the tracked MMs are gone,
  * only the untracked MM maps the folio, but it reads "maybe mapped shared"
- * until it unmaps it completely.
+ * while it has more than one mapping; the bit itself stays set until the
+ * folio is unmapped completely.
  */
 static void three_mm_case_untracked_survivor_is_a_false_positive(struct kunit *test)
 {
@@ -117,14 +118,16 @@ static void three_mm_case_untracked_survivor_is_a_false_positive(struct kunit *t
 
 	ffx_mm_exit(child);
 	ffx_mm_exit(ctx->parent);
-	KUNIT_EXPECT_EQ(test, ffx_rmap_nr_mms(ctx->f), 1);
+	KUNIT_EXPECT_EQ(test, ffx_model_total_mapcount(ctx->f),
+			ffx_model_mapcount(ctx->f, third));
 	KUNIT_EXPECT_TRUE_MSG(test, maybe_shared(test),
 			      "false positive: only the untracked MM maps the folio");
-	/* Down to one mapping: "exclusive", whatever the bit says. */
+	/* Down to one mapping: "exclusive", although the bit is still set. */
 	ffx_unmap_ptes(ctx->f, third, 0, ctx->nr - 1);
+	KUNIT_EXPECT_TRUE(test, folio_test_large_maybe_mapped_shared(ctx->folio));
 	KUNIT_EXPECT_FALSE(test, maybe_shared(test));
 	ffx_unmap_all(ctx->f, third);
-	KUNIT_EXPECT_FALSE(test, maybe_shared(test));
+	KUNIT_EXPECT_FALSE(test, folio_test_large_maybe_mapped_shared(ctx->folio));
 }
 
 /* With the untracked MM gone first, the tracked survivors stay exact. */
@@ -161,10 +164,11 @@ static int maybe_shared_small_init(struct kunit *test)
 /*
  * Enumeration: every sequence of up to MS_STEPS operations from one MM
  * that maps an order-2 folio, each operation one of: fork an MM (up to
- * MS_MMS MMs; the child copies the parent's mappings), unmap the pages an
- * MM maps in one half of the folio, map pages of one half again (a
- * swap-in, see ms_mappable()), exit an MM.  Each sequence is
- * replayed on fresh MMs and a fresh folio.
+ * MS_MMS MMs; the child copies the parent's mappings), unmap the lowest
+ * page an MM maps, unmap the pages an MM maps in one half of the folio, map
+ * pages of one half again (a swap-in, see ms_mappable()), exit an MM.  So
+ * an MM can map any number of pages.  Each sequence is replayed on fresh
+ * MMs and a fresh folio.
  */
 #define MS_MMS		4
 #define MS_STEPS	5
@@ -172,7 +176,7 @@ static int maybe_shared_small_init(struct kunit *test)
 #define MS_PAGES	BIT(MS_ORDER)
 #define MS_ALL_PAGES	(BIT(MS_PAGES) - 1)	/* bitmask */
 
-enum ms_op_kind { MS_FORK, MS_UNMAP, MS_MAP, MS_EXIT };
+enum ms_op_kind { MS_FORK, MS_UNMAP_ONE, MS_UNMAP, MS_MAP, MS_EXIT };
 
 struct ms_op {
 	u8 kind;
@@ -180,11 +184,10 @@ struct ms_op {
 	u8 half;
 };
 
-/* The model: which pages each MM maps; -1: not created or exited. */
+/* The model: which pages each MM maps; -1: exited. */
 struct ms_model {
 	int mapped[MS_MMS];	/* bitmask of pages */
 	int nr_mms;		/* MMs created so far */
-	int exclusive;		/* pages still PageAnonExclusive, never forked */
 };
 
 struct ms_stats {
@@ -194,7 +197,9 @@ struct ms_stats {
 	bool failed;
 };
 
-static const char * const ms_op_names[] = { "fork", "unmap", "map", "exit" };
+static const char * const ms_op_names[] = {
+	"fork", "unmap-lowest", "unmap", "map", "exit"
+};
 
 static int ms_half_mask(int half)
 {
@@ -202,10 +207,11 @@ static int ms_half_mask(int half)
 }
 
 /*
- * The pages of @half that @m may map again: a page it does not map, that
- * another MM maps and that was shared by a fork (so not PageAnonExclusive).
- * That is the swap-in of a page that was swapped out of @m while still in
- * the swap cache; a page that was zapped everywhere cannot come back.
+ * The pages of @half that @m may map again: pages it does not map and that
+ * another MM maps, as when a page swapped out of @m while still in the swap
+ * cache is swapped in.  A page another MM maps was shared by a fork, so it
+ * is not PageAnonExclusive, and mapping it again is legal; a page zapped
+ * everywhere cannot come back.
  */
 static int ms_mappable(const struct ms_model *md, int m, int half)
 {
@@ -214,7 +220,7 @@ static int ms_mappable(const struct ms_model *md, int m, int half)
 	for (i = 0; i < md->nr_mms; i++)
 		if (i != m && md->mapped[i] > 0)
 			others |= md->mapped[i];
-	return ms_half_mask(half) & ~md->mapped[m] & others & ~md->exclusive;
+	return ms_half_mask(half) & ~md->mapped[m] & others;
 }
 
 static int ms_ops(const struct ms_model *md, struct ms_op *ops)
@@ -226,6 +232,8 @@ static int ms_ops(const struct ms_model *md, struct ms_op *ops)
 			continue;
 		if (md->nr_mms < MS_MMS)
 			ops[n++] = (struct ms_op){ MS_FORK, m, 0 };
+		if (md->mapped[m])
+			ops[n++] = (struct ms_op){ MS_UNMAP_ONE, m, 0 };
 		for (h = 0; h < 2; h++) {
 			if (md->mapped[m] & ms_half_mask(h))
 				ops[n++] = (struct ms_op){ MS_UNMAP, m, h };
@@ -241,8 +249,10 @@ static void ms_apply_model(struct ms_model *md, const struct ms_op *op)
 {
 	switch (op->kind) {
 	case MS_FORK:
-		md->exclusive &= ~md->mapped[op->mm];
 		md->mapped[md->nr_mms++] = md->mapped[op->mm];
+		break;
+	case MS_UNMAP_ONE:
+		md->mapped[op->mm] &= md->mapped[op->mm] - 1;
 		break;
 	case MS_UNMAP:
 		md->mapped[op->mm] &= ~ms_half_mask(op->half);
@@ -286,8 +296,7 @@ static void ms_replay(struct kunit *test, const struct ms_op *seq, int len,
 {
 	static const char * const names[MS_MMS] = { "mm0", "mm1", "mm2", "mm3" };
 	struct ffx_mm *mms[MS_MMS] = {};
-	struct ms_model md = { .mapped = { MS_ALL_PAGES }, .nr_mms = 1,
-				.exclusive = MS_ALL_PAGES };
+	struct ms_model md = { .mapped = { MS_ALL_PAGES }, .nr_mms = 1 };
 	int max_mappers = 1, step, m, h, i;
 	struct ffx_folio *f;
 	struct ffx *fx;
@@ -311,6 +320,9 @@ static void ms_replay(struct kunit *test, const struct ms_op *seq, int len,
 				mms[md.nr_mms] = ffx_fork(f, mms[m], names[md.nr_mms]);
 			else
 				mms[md.nr_mms] = ffx_mm_fork(mms[m], names[md.nr_mms]);
+			break;
+		case MS_UNMAP_ONE:
+			ffx_unmap_ptes(f, mms[m], __ffs(md.mapped[m]), 1);
 			break;
 		case MS_UNMAP:
 			for (i = 0; i < MS_PAGES; i++)
@@ -373,7 +385,7 @@ static void ms_replay(struct kunit *test, const struct ms_op *seq, int len,
 static void ms_enumerate(struct kunit *test, struct ms_model *md,
 			 struct ms_op *seq, int len, struct ms_stats *st)
 {
-	struct ms_op ops[MS_MMS * 6];
+	struct ms_op ops[MS_MMS * 7];
 	int i, n;
 
 	n = len < MS_STEPS ? ms_ops(md, ops) : 0;
@@ -392,8 +404,7 @@ static void ms_enumerate(struct kunit *test, struct ms_model *md,
 
 static void no_false_negative_in_any_sequence_of_up_to_four_mms(struct kunit *test)
 {
-	struct ms_model md = { .mapped = { MS_ALL_PAGES }, .nr_mms = 1,
-				.exclusive = MS_ALL_PAGES };
+	struct ms_model md = { .mapped = { MS_ALL_PAGES }, .nr_mms = 1 };
 	struct ms_op seq[MS_STEPS];
 	struct ms_stats st = {};
 
@@ -416,6 +427,7 @@ struct ms_khugepaged {
 	struct ffx_folio *f;
 	struct ffx_mm *m;
 	unsigned int saved_max_ptes_shared;
+	unsigned int saved_max_ptes_none;
 	struct collapse_control *cc;
 };
 
@@ -428,6 +440,7 @@ static void ms_khugepaged_cleanup(void *data)
 	long i;
 
 	khugepaged_max_ptes_shared = kh->saved_max_ptes_shared;
+	khugepaged_max_ptes_none = kh->saved_max_ptes_none;
 	for (i = 0; i < kh->f->nr; i++, addr += PAGE_SIZE) {
 		pte = get_locked_pte(kh->m->mm, addr, &ptl);
 		if (!pte)
@@ -490,8 +503,11 @@ static void khugepaged_counts_every_pte_of_a_shared_folio(struct kunit *test)
 	kh->f = ctx->f;
 	kh->m = ctx->parent;
 	kh->saved_max_ptes_shared = khugepaged_max_ptes_shared;
+	kh->saved_max_ptes_none = khugepaged_max_ptes_none;
 	KUNIT_ASSERT_EQ(test, 0,
 			kunit_add_action_or_reset(test, ms_khugepaged_cleanup, kh));
+	/* Most of the PMD range has no PTE: the scan must not stop there. */
+	khugepaged_max_ptes_none = HPAGE_PMD_NR - 1;
 
 	/* The parent's page table: read-only PTEs, as fork() left them. */
 	mmap_write_lock(ctx->parent->mm);
