@@ -16,7 +16,7 @@
  * to a mapping (no GUP pin, no swap cache that could not be dropped).  The
  * third, untracked MM of a folio makes it copy even when that MM is the
  * only one left: the false positive of folio_maybe_mapped_shared().  Small
- * folios keep their rules.
+ * folios keep their rules: the cases that hold for both run for order 0 too.
  *
  * There is no swap device here: the swap cache cases mark the folio as in
  * the swap cache, with its references, and a KUnit static stub stands in
@@ -50,6 +50,14 @@ static const struct cow_reuse_shape cow_reuse_small_shapes[] = {
 	{ "order-0", 0 },
 };
 
+/* Where large and small folios follow the same rule. */
+static const struct cow_reuse_shape cow_reuse_all_shapes[] = {
+	{ "order-0", 0 },
+	{ "order-2", 2 },
+	{ "order-4", 4 },
+	{ "PMD-order PTE-mapped", FFX_ORDER_PMD },
+};
+
 static void cow_reuse_shape_desc(const struct cow_reuse_shape *s, char *desc)
 {
 	strscpy(desc, s->desc, KUNIT_PARAM_DESC_SIZE);
@@ -57,9 +65,9 @@ static void cow_reuse_shape_desc(const struct cow_reuse_shape *s, char *desc)
 
 KUNIT_ARRAY_PARAM(cow_reuse_large, cow_reuse_large_shapes, cow_reuse_shape_desc);
 KUNIT_ARRAY_PARAM(cow_reuse_small, cow_reuse_small_shapes, cow_reuse_shape_desc);
+KUNIT_ARRAY_PARAM(cow_reuse_all, cow_reuse_all_shapes, cow_reuse_shape_desc);
 
 struct cow_reuse_ctx {
-	struct ffx *fx;
 	struct ffx_mm *parent;
 	struct ffx_folio *f;
 	struct folio *folio;
@@ -78,12 +86,9 @@ static int cow_reuse_init(struct kunit *test)
 	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ctx);
 	test->priv = ctx;
-	ctx->fx = ffx_init(test);
-	ctx->parent = ffx_mm_create(ctx->fx, "parent");
-	ctx->f = ffx_folio_alloc(ctx->parent, shape->order);
+	ctx->f = ffx_start(test, shape->order, &ctx->parent);
 	ctx->folio = ctx->f->folio;
 	ctx->nr = ctx->f->nr;
-	ffx_map_new(ctx->f, ctx->parent, FFX_PTE);
 	return 0;
 }
 
@@ -214,7 +219,10 @@ static void gup_pin_makes_it_copy(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, can_reuse(test, ctx->parent));
 }
 
-/* Any other reference (GUP without a pin, an I/O in flight) too. */
+/*
+ * Any other reference (GUP without FOLL_PIN, an I/O in flight) too, for
+ * large and small folios.
+ */
 static void extra_reference_makes_it_copy(struct kunit *test)
 {
 	struct cow_reuse_ctx *ctx = test->priv;
@@ -343,16 +351,6 @@ static void tracked_mm_left_after_untracked_reuses(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, can_reuse(test, ctx->parent));
 }
 
-/* Small folios: 6.12's rules, refcount 1 and no other mapping. */
-static void small_exclusive_after_child_exited_is_reused(struct kunit *test)
-{
-	struct cow_reuse_ctx *ctx = test->priv;
-	struct ffx_mm *child = ffx_fork(ctx->f, ctx->parent, "child");
-
-	ffx_mm_exit(child);
-	KUNIT_EXPECT_TRUE(test, can_reuse(test, ctx->parent));
-}
-
 static void small_reused_by_child_moves_to_its_anon_vma(struct kunit *test)
 {
 	struct cow_reuse_ctx *ctx = test->priv;
@@ -366,33 +364,12 @@ static void small_reused_by_child_moves_to_its_anon_vma(struct kunit *test)
 			    child->vma->anon_vma);
 }
 
-static void small_shared_with_live_child_is_copied(struct kunit *test)
-{
-	struct cow_reuse_ctx *ctx = test->priv;
-	struct ffx_mm *child = ffx_fork(ctx->f, ctx->parent, "child");
-
-	KUNIT_EXPECT_FALSE(test, can_reuse(test, ctx->parent));
-	KUNIT_EXPECT_FALSE(test, can_reuse(test, child));
-}
-
 /* A reference from GUP without FOLL_PIN, or an I/O in flight. */
-static void small_with_extra_reference_is_copied(struct kunit *test)
-{
-	struct cow_reuse_ctx *ctx = test->priv;
-	struct ffx_mm *child = ffx_fork(ctx->f, ctx->parent, "child");
-
-	ffx_mm_exit(child);
-	folio_get(ctx->folio);
-	KUNIT_EXPECT_FALSE(test, can_reuse(test, ctx->parent));
-	folio_put(ctx->folio);
-	KUNIT_EXPECT_TRUE(test, can_reuse(test, ctx->parent));
-}
-
 static struct kunit_case cow_reuse_cases[] = {
 	KUNIT_CASE_PARAM(exclusive_after_child_exited_is_reused,
-			 cow_reuse_large_gen_params),
+			 cow_reuse_all_gen_params),
 	KUNIT_CASE_PARAM(shared_with_live_child_is_copied,
-			 cow_reuse_large_gen_params),
+			 cow_reuse_all_gen_params),
 	KUNIT_CASE_PARAM(child_keeping_one_page_makes_parent_copy,
 			 cow_reuse_large_gen_params),
 	KUNIT_CASE_PARAM(child_reuses_after_parent_unmapped,
@@ -401,7 +378,7 @@ static struct kunit_case cow_reuse_cases[] = {
 			 cow_reuse_large_gen_params),
 	KUNIT_CASE_PARAM(gup_pin_makes_it_copy, cow_reuse_large_gen_params),
 	KUNIT_CASE_PARAM(extra_reference_makes_it_copy,
-			 cow_reuse_large_gen_params),
+			 cow_reuse_all_gen_params),
 	KUNIT_CASE_PARAM(droppable_swapcache_is_dropped_and_reused,
 			 cow_reuse_large_gen_params),
 	KUNIT_CASE_PARAM(swapcache_still_in_use_makes_it_copy,
@@ -412,13 +389,7 @@ static struct kunit_case cow_reuse_cases[] = {
 			 cow_reuse_large_gen_params),
 	KUNIT_CASE_PARAM(tracked_mm_left_after_untracked_reuses,
 			 cow_reuse_large_gen_params),
-	KUNIT_CASE_PARAM(small_exclusive_after_child_exited_is_reused,
-			 cow_reuse_small_gen_params),
 	KUNIT_CASE_PARAM(small_reused_by_child_moves_to_its_anon_vma,
-			 cow_reuse_small_gen_params),
-	KUNIT_CASE_PARAM(small_shared_with_live_child_is_copied,
-			 cow_reuse_small_gen_params),
-	KUNIT_CASE_PARAM(small_with_extra_reference_is_copied,
 			 cow_reuse_small_gen_params),
 	{}
 };

@@ -118,6 +118,17 @@ struct ffx *ffx_init(struct kunit *test)
 	return fx;
 }
 
+struct ffx_folio *ffx_start(struct kunit *test, int order, struct ffx_mm **parent)
+{
+	struct ffx *fx = ffx_init(test);
+	struct ffx_folio *f;
+
+	*parent = ffx_mm_create(fx, "parent");
+	f = ffx_folio_alloc(*parent, order);
+	ffx_map_new(f, *parent, FFX_PTE);
+	return f;
+}
+
 void ffx_exit(struct ffx *fx)
 {
 	kunit_release_action(fx->test, ffx_teardown, fx);

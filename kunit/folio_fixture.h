@@ -78,6 +78,12 @@ struct ffx *ffx_init(struct kunit *test);
  */
 void ffx_exit(struct ffx *fx);
 
+/*
+ * The usual start: a fixture, an MM "parent" and an anonymous folio of
+ * @order that the parent has faulted in, PTE-mapped and exclusive.
+ */
+struct ffx_folio *ffx_start(struct kunit *test, int order, struct ffx_mm **parent);
+
 /* A new MM ("exec") with one anonymous VMA and its anon_vma. */
 struct ffx_mm *ffx_mm_create(struct ffx *fx, const char *name);
 /*

@@ -28,7 +28,6 @@
 
 /* The folio under test for the scenario cases, in a parent MM. */
 struct maybe_shared_ctx {
-	struct ffx *fx;
 	struct ffx_mm *parent;
 	struct ffx_folio *f;
 	struct folio *folio;
@@ -42,12 +41,9 @@ static int maybe_shared_init_order(struct kunit *test, int order)
 	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ctx);
 	test->priv = ctx;
-	ctx->fx = ffx_init(test);
-	ctx->parent = ffx_mm_create(ctx->fx, "parent");
-	ctx->f = ffx_folio_alloc(ctx->parent, order);
+	ctx->f = ffx_start(test, order, &ctx->parent);
 	ctx->folio = ctx->f->folio;
 	ctx->nr = ctx->f->nr;
-	ffx_map_new(ctx->f, ctx->parent, FFX_PTE);
 	return 0;
 }
 
