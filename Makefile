@@ -26,8 +26,10 @@ help:
 	@echo "  make check-series  only: the series applies exactly and re-exports byte for byte"
 	@echo "  make checkpatch    only: scripts/checkpatch.pl --strict on patches and kunit/"
 	@echo "  make mutants       only: each ci/mutants/*.patch makes its named cases fail"
+	@echo "                     (MUTANTS=\"0008 0009\" runs the mutants whose names start so)"
 	@echo "  make bisect        build the kernel at every patch (BISECT_ARCHES=\"x86_64 i386\");"
-	@echo "                     slow (a near-full rebuild per patch), not part of make test"
+	@echo "                     slow (a near-full rebuild per patch), not part of make test;"
+	@echo "                     BISECT_FROM=N starts at patch N"
 	@echo "  make clean         remove the KUnit build directories and results"
 	@echo "  make distclean     remove \$$(BUILD) entirely (the tree too)"
 	@echo
