@@ -2,7 +2,8 @@
 # Mutation check: apply each ci/mutants/*.patch to the tree (a deliberate
 # bug in the kernel code or the fixture), run the KUnit suites, and require
 # that every case named in its "Expect-fail:" lines fails.  The tree is
-# restored after each mutant.  Prints "mutants: N passed, N failed".
+# restored after each mutant.  "Arch:" and "Variant:" lines pick the kernel
+# (default x86_64, default).  Prints "mutants: N passed, N failed".
 # MUTANTS="0008 0009" runs only the mutants whose names start so.
 . "$(dirname "$0")/lib.sh"
 
@@ -25,16 +26,18 @@ for m in "$TOP"/ci/mutants/*.patch; do
 		[ $sel = 1 ] || continue
 	fi
 	arch=$(sed -n 's/^Arch: *//p' "$m" | head -1)
+	variant=$(sed -n 's/^Variant: *//p' "$m" | head -1)
+	variant=${variant:-default}
 	mapfile -t expect < <(sed -n 's/^Expect-fail: *//p' "$m")
 	[ ${#expect[@]} -gt 0 ] || die "$name has no Expect-fail: line"
-	log "mutant $name ($arch)"
+	log "mutant $name ($arch, $variant)"
 	if ! (cd "$TREE" && patch -p1 -s --no-backup-if-mismatch < "$m"); then
 		echo "  FAIL  $name: does not apply to the tree"
 		failed=$((failed + 1))
 		restore
 		continue
 	fi
-	SKIP_TREE=1 RESULT_NAME="mutant-$name" "$TOP/ci/kunit.sh" "${arch:-x86_64}" >/dev/null 2>&1 || true
+	SKIP_TREE=1 RESULT_NAME="mutant-$name" "$TOP/ci/kunit.sh" "${arch:-x86_64}" "$variant" >/dev/null 2>&1 || true
 	res=$BUILD/results/mutant-$name.json
 	got=$(python3 "$TOP/ci/kunit_results.py" failed "$res" 2>/dev/null || true)
 	survived=()

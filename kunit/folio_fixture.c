@@ -476,6 +476,51 @@ long ffx_model_total_mapcount(struct ffx_folio *f)
 	return total;
 }
 
+bool ffx_model_maps_page(struct ffx_folio *f, struct ffx_mm *m, long i)
+{
+	struct ffx_map *r = ffx_map_of(f, m, false);
+
+	return r && (r->pmd || test_bit(i, r->ptes));
+}
+
+bool ffx_model_maps_pmd(struct ffx_folio *f, struct ffx_mm *m)
+{
+	struct ffx_map *r = ffx_map_of(f, m, false);
+
+	return r && r->pmd;
+}
+
+int ffx_model_page_mapcount(struct ffx_folio *f, long i)
+{
+	struct ffx_map *r;
+	int nr = 0;
+
+	list_for_each_entry(r, &f->maps, node)
+		nr += r->pmd + test_bit(i, r->ptes);
+	return nr;
+}
+
+long ffx_node_stat(struct ffx_folio *f, enum node_stat_item item)
+{
+	struct pglist_data *pgdat = folio_pgdat(f->folio);
+	long prev = LONG_MIN, val = 0;
+	int cpu, tries;
+
+	/*
+	 * The global counter plus every CPU's pending delta.  vmstat folds
+	 * the deltas into the counter now and then; a read that raced with a
+	 * fold differs from the next one, so read until two agree.
+	 */
+	for (tries = 0; tries < 10 && val != prev; tries++) {
+		prev = val;
+		val = atomic_long_read(&pgdat->vm_stat[item]);
+		for_each_online_cpu(cpu)
+			val += per_cpu_ptr(pgdat->per_cpu_nodestats,
+					   cpu)->vm_node_stat_diff[item];
+	}
+	return val;
+}
+
 int ffx_page_mapcount(struct ffx_folio *f, long i)
 {
 	return atomic_read(&ffx_page(f, i)->_mapcount) + 1;

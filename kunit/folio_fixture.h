@@ -22,6 +22,14 @@
 #include <linux/list.h>
 #include <linux/mm.h>
 
+/*
+ * An expectation that differs between the two variants of the series:
+ * @page_mapcount with per-page mapcounts (CONFIG_PAGE_MAPCOUNT, the default),
+ * @no_page_mapcount without them (CONFIG_NO_PAGE_MAPCOUNT).
+ */
+#define FFX_VARIANT(page_mapcount, no_page_mapcount) \
+	(IS_ENABLED(CONFIG_PAGE_MAPCOUNT) ? (page_mapcount) : (no_page_mapcount))
+
 /* How the fixture maps (a part of) a folio into an MM. */
 enum ffx_level {
 	FFX_PTE,	/* page by page, as after a fault or a PMD split */
@@ -141,7 +149,25 @@ void ffx_pte_map(struct ffx_folio *f, struct ffx_mm *m);
 long ffx_model_mapcount(struct ffx_folio *f, struct ffx_mm *m);
 long ffx_model_total_mapcount(struct ffx_folio *f);
 
-/* Per-page mapcount of page @i, read from the page itself. */
+/*
+ * Whether @m maps page @i (by a PTE or the PMD), whether it maps the folio
+ * by a PMD, and how often all MMs map page @i.
+ */
+bool ffx_model_maps_page(struct ffx_folio *f, struct ffx_mm *m, long i);
+bool ffx_model_maps_pmd(struct ffx_folio *f, struct ffx_mm *m);
+int ffx_model_page_mapcount(struct ffx_folio *f, long i);
+
+/*
+ * A node statistic (NR_ANON_MAPPED ...) of the folio's node, exact at the
+ * time of the call: only differences between two calls are meaningful.
+ */
+long ffx_node_stat(struct ffx_folio *f, enum node_stat_item item);
+
+/*
+ * Per-page mapcount of page @i, read from the page itself.  Without
+ * per-page mapcounts (CONFIG_NO_PAGE_MAPCOUNT) it stays 0 for the pages of
+ * large folios.
+ */
 int ffx_page_mapcount(struct ffx_folio *f, long i);
 /* Number of pages of the folio with PageAnonExclusive set. */
 long ffx_nr_anon_exclusive(struct ffx_folio *f);

@@ -15,6 +15,13 @@
  * Every case runs for the folio shapes in folio_mapcount_shapes[]: the
  * smallest anonymous mTHP (order 2), a 64K-on-4K mTHP (order 4), and a
  * PMD-sized THP, both PTE-mapped and PMD-mapped.
+ *
+ * Two things differ between the variants of the series, and the cases
+ * state both: with CONFIG_NO_PAGE_MAPCOUNT the per-page mapcounts of large
+ * folios are not maintained (see expected_page_mapcount()), the mapped
+ * statistics count the whole folio while any page of it is mapped, and a
+ * folio counts as partially mapped only when it has fewer mappings than
+ * pages.
  */
 #include <kunit/test.h>
 #include <linux/mm.h>
@@ -74,6 +81,16 @@ static int folio_mapcount_test_init(struct kunit *test)
 	return 0;
 }
 
+/*
+ * What the per-page mapcount of a page of a large folio reads when @ptes
+ * PTEs map it: the number of PTEs with CONFIG_PAGE_MAPCOUNT; with
+ * CONFIG_NO_PAGE_MAPCOUNT it is never maintained and reads 0.
+ */
+static int expected_page_mapcount(int ptes)
+{
+	return IS_ENABLED(CONFIG_PAGE_MAPCOUNT) ? ptes : 0;
+}
+
 /* Fork the parent and duplicate its mappings of the folio into the child. */
 static struct ffx_mm *fork_child(struct kunit *test)
 {
@@ -99,8 +116,10 @@ static void exclusive_map_counts_each_mapping_once(struct kunit *test)
 		KUNIT_EXPECT_TRUE(test, PageAnonExclusive(&folio->page));
 	} else {
 		KUNIT_EXPECT_EQ(test, folio_entire_mapcount(folio), 0);
-		KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, 0), 1);
-		KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, ctx->nr - 1), 1);
+		KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, 0),
+				expected_page_mapcount(1));
+		KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, ctx->nr - 1),
+				expected_page_mapcount(1));
 		KUNIT_EXPECT_EQ(test, ffx_nr_anon_exclusive(ctx->f), ctx->nr);
 	}
 	KUNIT_EXPECT_FALSE(test, folio_test_partially_mapped(folio));
@@ -124,8 +143,10 @@ static void fork_duplicates_every_mapping_into_the_child(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, 0), 0);
 	} else {
 		KUNIT_EXPECT_EQ(test, folio_entire_mapcount(folio), 0);
-		KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, 0), 2);
-		KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, ctx->nr - 1), 2);
+		KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, 0),
+				expected_page_mapcount(2));
+		KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, ctx->nr - 1),
+				expected_page_mapcount(2));
 	}
 }
 
@@ -143,7 +164,7 @@ static void child_cow_of_one_page_keeps_folio_shared(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), ctx->per_mm + ctx->nr - 1);
 	KUNIT_EXPECT_TRUE(test, folio_maybe_mapped_shared(folio));
 	KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, cow),
-			ctx->level == FFX_PMD ? 0 : 1);
+			ctx->level == FFX_PMD ? 0 : expected_page_mapcount(1));
 	KUNIT_EXPECT_EQ(test, folio_entire_mapcount(folio),
 			ctx->level == FFX_PMD ? 1 : 0);
 }
@@ -179,9 +200,13 @@ static void partial_unmap_in_one_mm_marks_folio_partially_mapped(struct kunit *t
 	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), half);
 	KUNIT_EXPECT_EQ(test, folio_entire_mapcount(folio), 0);
 	KUNIT_EXPECT_FALSE(test, folio_maybe_mapped_shared(folio));
-	KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, 0), 1);
+	KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, 0),
+			expected_page_mapcount(1));
 	KUNIT_EXPECT_EQ(test, ffx_page_mapcount(ctx->f, ctx->nr - 1), 0);
-	/* Queued for deferred split: some pages mapped, some not. */
+	/*
+	 * Queued for deferred split: some pages mapped, some not.  Without
+	 * per-page mapcounts the same follows from fewer mappings than pages.
+	 */
 	KUNIT_EXPECT_TRUE(test, folio_test_partially_mapped(folio));
 }
 
@@ -219,6 +244,100 @@ static void every_mapping_holds_a_reference(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, folio_mapcount(folio) + 1, folio_ref_count(folio));
 }
 
+/*
+ * NR_ANON_MAPPED counts the mapped pages of a folio with per-page
+ * mapcounts, the whole folio while any page is mapped without them.
+ * Parent and child both unmap the same half after fork(), then the rest.
+ */
+static void mapped_stat_counts_mapped_pages_or_the_whole_folio(struct kunit *test)
+{
+	struct folio_mapcount_ctx *ctx = test->priv;
+	/* A second folio of the same shape, counted from its first mapping. */
+	struct ffx_folio *f = ffx_folio_alloc(ctx->parent, ctx->f->order);
+	long half = ctx->nr / 2, base, thp;
+	struct ffx_mm *child;
+
+	base = ffx_node_stat(f, NR_ANON_MAPPED);
+	thp = ffx_node_stat(f, NR_ANON_THPS);
+	ffx_map_new(f, ctx->parent, ctx->level);
+	KUNIT_EXPECT_EQ(test, ffx_node_stat(f, NR_ANON_MAPPED) - base, ctx->nr);
+	KUNIT_EXPECT_EQ(test, ffx_node_stat(f, NR_ANON_THPS) - thp,
+			ctx->level == FFX_PMD ? ctx->nr : 0);
+
+	child = ffx_fork(f, ctx->parent, "child");
+	ffx_pte_map(f, ctx->parent);
+	ffx_pte_map(f, child);
+	/* Mappings of pages that are mapped already change nothing. */
+	KUNIT_EXPECT_EQ(test, ffx_node_stat(f, NR_ANON_MAPPED) - base, ctx->nr);
+	KUNIT_EXPECT_EQ(test, ffx_node_stat(f, NR_ANON_THPS) - thp, 0);
+
+	ffx_unmap_ptes(f, ctx->parent, half, ctx->nr - half);
+	KUNIT_EXPECT_EQ(test, ffx_node_stat(f, NR_ANON_MAPPED) - base, ctx->nr);
+	ffx_unmap_ptes(f, child, half, ctx->nr - half);
+	/* Pages [half, nr) are mapped nowhere now. */
+	if (IS_ENABLED(CONFIG_PAGE_MAPCOUNT))
+		KUNIT_EXPECT_EQ(test, ffx_node_stat(f, NR_ANON_MAPPED) - base, half);
+	else
+		KUNIT_EXPECT_EQ(test, ffx_node_stat(f, NR_ANON_MAPPED) - base, ctx->nr);
+
+	ffx_unmap_all(f, child);
+	ffx_unmap_all(f, ctx->parent);
+	KUNIT_EXPECT_EQ(test, ffx_node_stat(f, NR_ANON_MAPPED) - base, 0);
+}
+
+/* The same for NR_FILE_MAPPED and a page cache folio (mapped by PTEs). */
+static void file_mapped_stat_counts_mapped_pages_or_the_whole_folio(struct kunit *test)
+{
+	struct folio_mapcount_ctx *ctx = test->priv;
+	struct ffx_mm *m = ctx->parent;
+	struct ffx_folio *f;
+	long base;
+
+	if (ctx->level == FFX_PMD)
+		kunit_skip(test, "the fixture maps page cache folios by PTEs only");
+	f = ffx_folio_alloc_file(m, ctx->f->order);
+	base = ffx_node_stat(f, NR_FILE_MAPPED);
+
+	ffx_map_ptes(f, m, 0, f->nr);
+	KUNIT_EXPECT_EQ(test, ffx_node_stat(f, NR_FILE_MAPPED) - base, f->nr);
+	ffx_unmap_ptes(f, m, 1, f->nr - 1);
+	if (IS_ENABLED(CONFIG_PAGE_MAPCOUNT))
+		KUNIT_EXPECT_EQ(test, ffx_node_stat(f, NR_FILE_MAPPED) - base, 1);
+	else
+		KUNIT_EXPECT_EQ(test, ffx_node_stat(f, NR_FILE_MAPPED) - base, f->nr);
+	ffx_unmap_ptes(f, m, 0, 1);
+	KUNIT_EXPECT_EQ(test, ffx_node_stat(f, NR_FILE_MAPPED) - base, 0);
+}
+
+/*
+ * After fork(), parent and child unmap the same half of the folio.  With
+ * per-page mapcounts the unmapped pages are seen and the folio is queued
+ * for deferred split; without them, the folio still has as many mappings
+ * as pages (two for each page of the other half) and is not.
+ */
+static void same_half_unmapped_in_parent_and_child_is_seen_only_per_page(struct kunit *test)
+{
+	struct folio_mapcount_ctx *ctx = test->priv;
+	struct folio *folio = ctx->f->folio;
+	struct ffx_mm *child = fork_child(test);
+	long half = ctx->nr / 2;
+
+	ffx_pte_map(ctx->f, ctx->parent);
+	ffx_pte_map(ctx->f, child);
+	ffx_unmap_ptes(ctx->f, ctx->parent, half, ctx->nr - half);
+	/* Every page is still mapped by the child. */
+	KUNIT_EXPECT_FALSE(test, folio_test_partially_mapped(folio));
+
+	ffx_unmap_ptes(ctx->f, child, half, ctx->nr - half);
+	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), 2 * half);
+	KUNIT_EXPECT_EQ(test, folio_test_partially_mapped(folio),
+			IS_ENABLED(CONFIG_PAGE_MAPCOUNT));
+
+	/* One more unmap leaves fewer mappings than pages: queued in both. */
+	ffx_unmap_ptes(ctx->f, child, 0, 1);
+	KUNIT_EXPECT_TRUE(test, folio_test_partially_mapped(folio));
+}
+
 static struct kunit_case folio_mapcount_cases[] = {
 	KUNIT_CASE_PARAM(exclusive_map_counts_each_mapping_once,
 			 folio_mapcount_shape_gen_params),
@@ -233,6 +352,12 @@ static struct kunit_case folio_mapcount_cases[] = {
 	KUNIT_CASE_PARAM(unmapping_everything_leaves_no_mapping,
 			 folio_mapcount_shape_gen_params),
 	KUNIT_CASE_PARAM(every_mapping_holds_a_reference,
+			 folio_mapcount_shape_gen_params),
+	KUNIT_CASE_PARAM(mapped_stat_counts_mapped_pages_or_the_whole_folio,
+			 folio_mapcount_shape_gen_params),
+	KUNIT_CASE_PARAM(file_mapped_stat_counts_mapped_pages_or_the_whole_folio,
+			 folio_mapcount_shape_gen_params),
+	KUNIT_CASE_PARAM(same_half_unmapped_in_parent_and_child_is_seen_only_per_page,
 			 folio_mapcount_shape_gen_params),
 	{}
 };
