@@ -13,6 +13,23 @@
 
 #include "folio_fixture.h"
 
+/*
+ * Stands in for the page table locks: the rmap functions are called with
+ * the PTL held, and their statistics updates (__lruvec_stat_mod_folio())
+ * rely on preemption being disabled.
+ */
+static DEFINE_SPINLOCK(ffx_ptl);
+
+void ffx_ptl_lock(void)
+{
+	spin_lock(&ffx_ptl);
+}
+
+void ffx_ptl_unlock(void)
+{
+	spin_unlock(&ffx_ptl);
+}
+
 static struct ffx_map *ffx_map_of(struct ffx_folio *f, struct ffx_mm *m,
 				  bool create)
 {
@@ -54,14 +71,18 @@ static void ffx_check_live(struct ffx_mm *m)
 static void __ffx_unmap_ptes(struct ffx_folio *f, struct ffx_map *r,
 			     long first, long nr)
 {
+	ffx_ptl_lock();
 	folio_remove_rmap_ptes(f->folio, ffx_page(f, first), nr, r->m->vma);
+	ffx_ptl_unlock();
 	folio_ref_sub(f->folio, nr);
 	bitmap_clear(r->ptes, first, nr);
 }
 
 static void __ffx_unmap_pmd(struct ffx_folio *f, struct ffx_map *r)
 {
+	ffx_ptl_lock();
 	folio_remove_rmap_pmd(f->folio, ffx_page(f, 0), r->m->vma);
+	ffx_ptl_unlock();
 	folio_ref_sub(f->folio, 1);
 	r->pmd = 0;
 }
@@ -301,8 +322,10 @@ void ffx_remap_pmd(struct ffx_folio *f, struct ffx_mm *m)
 	if (PageAnonExclusive(ffx_page(f, 0)))
 		flags = RMAP_EXCLUSIVE;
 	folio_ref_add(f->folio, f->nr);
+	ffx_ptl_lock();
 	folio_add_anon_rmap_ptes(f->folio, ffx_page(f, 0), f->nr, m->vma,
 				 f->addr, flags);
+	ffx_ptl_unlock();
 	bitmap_fill(r->ptes, f->nr);
 	__ffx_unmap_pmd(f, r);
 }
@@ -324,7 +347,9 @@ void ffx_map_new(struct ffx_folio *f, struct ffx_mm *m, enum ffx_level level)
 
 	if (f->file) {
 		folio_ref_add(folio, f->nr);
+		ffx_ptl_lock();
 		folio_add_file_rmap_ptes(folio, ffx_page(f, 0), f->nr, m->vma);
+		ffx_ptl_unlock();
 		bitmap_fill(r->ptes, f->nr);
 	} else if (folio_test_pmd_mappable(folio)) {
 		/*
@@ -332,13 +357,17 @@ void ffx_map_new(struct ffx_folio *f, struct ffx_mm *m, enum ffx_level level)
 		 * first; it becomes PTE-mapped when the PMD is split.
 		 */
 		folio_get(folio);
+		ffx_ptl_lock();
 		folio_add_new_anon_rmap(folio, m->vma, f->addr, RMAP_EXCLUSIVE);
+		ffx_ptl_unlock();
 		r->pmd = 1;
 		if (level == FFX_PTE)
 			ffx_remap_pmd(f, m);
 	} else {
 		folio_ref_add(folio, f->nr);
+		ffx_ptl_lock();
 		folio_add_new_anon_rmap(folio, m->vma, f->addr, RMAP_EXCLUSIVE);
+		ffx_ptl_unlock();
 		bitmap_fill(r->ptes, f->nr);
 	}
 }
@@ -357,6 +386,7 @@ void ffx_map_ptes(struct ffx_folio *f, struct ffx_mm *m, long first, long nr)
 			    m->name, first, first + nr);
 
 	folio_ref_add(f->folio, nr);
+	ffx_ptl_lock();
 	if (f->file)
 		folio_add_file_rmap_ptes(f->folio, ffx_page(f, first), nr,
 					 m->vma);
@@ -364,6 +394,7 @@ void ffx_map_ptes(struct ffx_folio *f, struct ffx_mm *m, long first, long nr)
 		folio_add_anon_rmap_ptes(f->folio, ffx_page(f, first), nr,
 					 m->vma, f->addr + first * PAGE_SIZE,
 					 RMAP_NONE);
+	ffx_ptl_unlock();
 	bitmap_set(r->ptes, first, nr);
 }
 
@@ -409,6 +440,7 @@ int ffx_fork_folio(struct ffx_folio *f, struct ffx_mm *parent,
 	/* As copy_page_range(): the reference first, then the dup. */
 	mmap_write_lock(parent->mm);
 	raw_write_seqcount_begin(&parent->mm->write_protect_seq);
+	ffx_ptl_lock();
 	if (rp->pmd) {
 		folio_get(folio);
 		ret = folio_try_dup_anon_rmap_pmd(folio, ffx_page(f, 0),
@@ -436,6 +468,7 @@ int ffx_fork_folio(struct ffx_folio *f, struct ffx_mm *parent,
 		else
 			bitmap_set(rc->ptes, rs, re - rs);
 	}
+	ffx_ptl_unlock();
 	raw_write_seqcount_end(&parent->mm->write_protect_seq);
 	mmap_write_unlock(parent->mm);
 	return ret;

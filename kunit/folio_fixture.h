@@ -28,7 +28,7 @@
  * @no_page_mapcount without them (CONFIG_NO_PAGE_MAPCOUNT).
  */
 #define FFX_VARIANT(page_mapcount, no_page_mapcount) \
-	(IS_ENABLED(CONFIG_PAGE_MAPCOUNT) ? (page_mapcount) : (no_page_mapcount))
+	(!IS_ENABLED(CONFIG_NO_PAGE_MAPCOUNT) ? (page_mapcount) : (no_page_mapcount))
 
 /* How the fixture maps (a part of) a folio into an MM. */
 enum ffx_level {
@@ -78,6 +78,14 @@ struct ffx_map {
 	unsigned long *ptes;		/* bitmap: pages mapped by a PTE */
 	int pmd;			/* 1 if mapped by a PMD */
 };
+
+/*
+ * The page table lock the rmap functions expect their callers to hold.
+ * The fixture takes it around each of its rmap calls; a suite that calls
+ * the rmap functions itself takes it too.
+ */
+void ffx_ptl_lock(void);
+void ffx_ptl_unlock(void);
 
 struct ffx *ffx_init(struct kunit *test);
 /*
