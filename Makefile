@@ -29,7 +29,7 @@ help:
 	@echo "                     (MUTANTS=\"0008 0009\" runs the mutants whose names start so)"
 	@echo "  make bisect        build the kernel at every patch (BISECT_ARCHES=\"x86_64 i386\");"
 	@echo "                     slow (a near-full rebuild per patch), not part of make test;"
-	@echo "                     BISECT_FROM=N starts at patch N"
+	@echo "                     BISECT_FROM=N starts at patch N, BISECT_VARIANT=no_page_mapcount"
 	@echo "  make clean         remove the KUnit build directories and results"
 	@echo "  make distclean     remove \$$(BUILD) entirely (the tree too)"
 	@echo

@@ -9,6 +9,7 @@
 # per patch.  Usage: ci/bisect.sh [ARCH...]
 # BISECT_FROM=N starts at patch N (the build directory keeps the objects of
 # the last run, so checking only new patches is incremental).
+# BISECT_VARIANT=no_page_mapcount builds with that variant's .config.
 . "$(dirname "$0")/lib.sh"
 
 arches=("$@")
@@ -31,9 +32,10 @@ for arch in "${arches[@]}"; do
 	arm)         cross=arm-linux-gnueabihf- ;;
 	*)           die "unknown ARCH '$arch' (x86_64, arm64, i386 or arm)" ;;
 	esac
-	out=$BUILD/bisect/$arch
-	kcfg=$BUILD/kunit/$arch-default/.config
-	[ -f "$kcfg" ] || die "no $kcfg: run 'make kunit ARCH=$arch' first"
+	out=$BUILD/bisect/$arch-${BISECT_VARIANT:-default}
+	variant=${BISECT_VARIANT:-default}
+	kcfg=$BUILD/kunit/$arch-$variant/.config
+	[ -f "$kcfg" ] || die "no $kcfg: run 'make kunit ARCH=$arch VARIANT=$variant' first"
 	mkdir -p "$out" "$CCACHE_DIR"
 	cp "$kcfg" "$out/.config"
 	# Our suites: every *_KUNIT_TEST that common.config turns on.

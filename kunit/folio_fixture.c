@@ -30,6 +30,25 @@ void ffx_ptl_unlock(void)
 	spin_unlock(&ffx_ptl);
 }
 
+static const struct ffx_shape ffx_shapes[] = {
+	{ "order-2 PTE-mapped", 2, FFX_PTE },
+	{ "order-4 PTE-mapped", 4, FFX_PTE },
+	{ "PMD-order PTE-mapped", FFX_ORDER_PMD, FFX_PTE },
+	{ "PMD-order PMD-mapped", FFX_ORDER_PMD, FFX_PMD },
+};
+
+static void ffx_shape_desc(const struct ffx_shape *s, char *desc)
+{
+	strscpy(desc, s->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ffx_shapes, ffx_shapes, ffx_shape_desc);
+
+const void *ffx_shape_gen_params(const void *prev, char *desc)
+{
+	return ffx_shapes_gen_params(prev, desc);
+}
+
 static struct ffx_map *ffx_map_of(struct ffx_folio *f, struct ffx_mm *m,
 				  bool create)
 {

@@ -39,6 +39,20 @@ enum ffx_level {
 /* Stands for the PMD order in parameter tables: resolved at run time. */
 #define FFX_ORDER_PMD	(-1)
 
+/*
+ * The folio shapes most cases run for, as a KUnit parameter table: the
+ * smallest anonymous mTHP (order 2), a 64K-on-4K mTHP (order 4), and a
+ * PMD-sized THP, both PTE-mapped and PMD-mapped.  A case takes them with
+ * KUNIT_CASE_PARAM(case, ffx_shape_gen_params).
+ */
+struct ffx_shape {
+	const char *desc;
+	int order;
+	enum ffx_level level;
+};
+
+const void *ffx_shape_gen_params(const void *prev, char *desc);
+
 /* The one anonymous VMA each fixture MM has, at the same place in all. */
 #define FFX_VMA_START	0x40000000UL
 #define FFX_VMA_SIZE	(4 * PMD_SIZE)

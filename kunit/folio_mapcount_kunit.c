@@ -12,7 +12,7 @@
  * disjoint halves of a folio; its replacement does not, and the
  * "folio_owner" suite states that case.
  *
- * Every case runs for the folio shapes in folio_mapcount_shapes[]: the
+ * Most cases run for the fixture's folio shapes (ffx_shape_gen_params): the
  * smallest anonymous mTHP (order 2), a 64K-on-4K mTHP (order 4), and a
  * PMD-sized THP, both PTE-mapped and PMD-mapped.
  *
@@ -29,28 +29,6 @@
 
 #include "folio_fixture.h"
 
-struct folio_mapcount_shape {
-	const char *desc;
-	int order;
-	enum ffx_level level;
-};
-
-static const struct folio_mapcount_shape folio_mapcount_shapes[] = {
-	{ "order-2 PTE-mapped", 2, FFX_PTE },
-	{ "order-4 PTE-mapped", 4, FFX_PTE },
-	{ "PMD-order PTE-mapped", FFX_ORDER_PMD, FFX_PTE },
-	{ "PMD-order PMD-mapped", FFX_ORDER_PMD, FFX_PMD },
-};
-
-static void folio_mapcount_shape_desc(const struct folio_mapcount_shape *s,
-				      char *desc)
-{
-	strscpy(desc, s->desc, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(folio_mapcount_shape, folio_mapcount_shapes,
-		  folio_mapcount_shape_desc);
-
 /* Per-case state: the parent process and its folio, mapped exclusively. */
 struct folio_mapcount_ctx {
 	struct ffx *fx;
@@ -64,7 +42,7 @@ struct folio_mapcount_ctx {
 
 static int folio_mapcount_test_init(struct kunit *test)
 {
-	const struct folio_mapcount_shape *s = test->param_value;
+	const struct ffx_shape *s = test->param_value;
 	struct folio_mapcount_ctx *ctx;
 
 	/* The cases without parameters set up their own folio. */
@@ -368,25 +346,25 @@ static void pmd_unmap_leaving_fewer_ptes_marks_folio_partially_mapped(struct kun
 
 static struct kunit_case folio_mapcount_cases[] = {
 	KUNIT_CASE_PARAM(exclusive_map_counts_each_mapping_once,
-			 folio_mapcount_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE_PARAM(fork_duplicates_every_mapping_into_the_child,
-			 folio_mapcount_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE_PARAM(child_cow_of_one_page_keeps_folio_shared,
-			 folio_mapcount_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE_PARAM(child_exit_leaves_parent_sole_but_not_anon_exclusive,
-			 folio_mapcount_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE_PARAM(partial_unmap_in_one_mm_marks_folio_partially_mapped,
-			 folio_mapcount_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE_PARAM(unmapping_everything_leaves_no_mapping,
-			 folio_mapcount_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE_PARAM(every_mapping_holds_a_reference,
-			 folio_mapcount_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE_PARAM(mapped_stat_counts_mapped_pages_or_the_whole_folio,
-			 folio_mapcount_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE_PARAM(file_mapped_stat_counts_mapped_pages_or_the_whole_folio,
-			 folio_mapcount_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE_PARAM(same_half_unmapped_in_parent_and_child_is_seen_only_per_page,
-			 folio_mapcount_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE(pmd_unmap_leaving_fewer_ptes_marks_folio_partially_mapped),
 	{}
 };

@@ -15,26 +15,6 @@
 
 #include "folio_fixture.h"
 
-struct kpagecount_shape {
-	const char *desc;
-	int order;
-	enum ffx_level level;
-};
-
-static const struct kpagecount_shape kpagecount_shapes[] = {
-	{ "order-2 PTE-mapped", 2, FFX_PTE },
-	{ "order-4 PTE-mapped", 4, FFX_PTE },
-	{ "PMD-order PTE-mapped", FFX_ORDER_PMD, FFX_PTE },
-	{ "PMD-order PMD-mapped", FFX_ORDER_PMD, FFX_PMD },
-};
-
-static void kpagecount_shape_desc(const struct kpagecount_shape *s, char *desc)
-{
-	strscpy(desc, s->desc, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(kpagecount_shape, kpagecount_shapes, kpagecount_shape_desc);
-
 struct kpagecount_ctx {
 	struct ffx_mm *parent;
 	struct ffx_folio *f;
@@ -44,7 +24,7 @@ struct kpagecount_ctx {
 
 static int kpagecount_test_init(struct kunit *test)
 {
-	const struct kpagecount_shape *s = test->param_value;
+	const struct ffx_shape *s = test->param_value;
 	struct kpagecount_ctx *ctx;
 	unsigned long ubuf;
 	int order = s ? s->order : 0;
@@ -163,13 +143,13 @@ static void kpagecount_of_small_folio_is_its_mapcount(struct kunit *test)
 
 static struct kunit_case proc_kpagecount_cases[] = {
 	KUNIT_CASE_PARAM(kpagecount_of_exclusive_folio_is_one,
-			 kpagecount_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE_PARAM(kpagecount_of_folio_shared_with_a_child_is_two,
-			 kpagecount_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE_PARAM(kpagecount_after_child_cow_of_half,
-			 kpagecount_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE_PARAM(kpagecount_of_folio_with_one_page_left,
-			 kpagecount_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE(kpagecount_of_small_folio_is_its_mapcount),
 	{}
 };

@@ -17,30 +17,10 @@
 
 #include "folio_fixture.h"
 
-struct proc_shape {
-	const char *desc;
-	int order;
-	enum ffx_level level;
-};
-
-static const struct proc_shape proc_shapes[] = {
-	{ "order-2 PTE-mapped", 2, FFX_PTE },
-	{ "order-4 PTE-mapped", 4, FFX_PTE },
-	{ "PMD-order PTE-mapped", FFX_ORDER_PMD, FFX_PTE },
-	{ "PMD-order PMD-mapped", FFX_ORDER_PMD, FFX_PMD },
-};
-
-static void proc_shape_desc(const struct proc_shape *s, char *desc)
-{
-	strscpy(desc, s->desc, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(proc_shape, proc_shapes, proc_shape_desc);
-
 /* A parent that faulted in a folio of the case's shape. */
 static struct ffx_folio *proc_start(struct kunit *test, struct ffx_mm **parent)
 {
-	const struct proc_shape *s = test->param_value;
+	const struct ffx_shape *s = test->param_value;
 	struct ffx *fx = ffx_init(test);
 	struct ffx_folio *f;
 
@@ -162,7 +142,7 @@ static void average_of_small_folio_is_its_mapcount(struct kunit *test)
 static struct kunit_case proc_average_mapcount_cases[] = {
 	KUNIT_CASE(average_rounds_to_nearest_and_is_one_while_mapped),
 	KUNIT_CASE_PARAM(average_of_one_mapped_page_is_one,
-			 proc_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE(average_counts_an_entire_mapping_for_every_page),
 	KUNIT_CASE(average_of_small_folio_is_its_mapcount),
 	{}
@@ -316,14 +296,14 @@ static void pagemap_of_small_folio(struct kunit *test)
 
 static struct kunit_case proc_pagemap_cases[] = {
 	KUNIT_CASE_PARAM(pagemap_reports_sole_mapper_as_exclusive,
-			 proc_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE_PARAM(pagemap_reports_no_page_exclusive_after_fork,
-			 proc_shape_gen_params),
-	KUNIT_CASE_PARAM(pagemap_after_child_cow_of_half, proc_shape_gen_params),
+			 ffx_shape_gen_params),
+	KUNIT_CASE_PARAM(pagemap_after_child_cow_of_half, ffx_shape_gen_params),
 	KUNIT_CASE_PARAM(pagemap_reports_exclusive_again_after_child_exit,
-			 proc_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE_PARAM(pagemap_of_untracked_sole_survivor,
-			 proc_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE(pagemap_of_small_folio),
 	{}
 };
@@ -491,11 +471,11 @@ static void smaps_of_untracked_sole_survivor(struct kunit *test)
 
 static struct kunit_case proc_smaps_cases[] = {
 	KUNIT_CASE_PARAM(smaps_of_folio_partially_mapped_by_one_mm,
-			 proc_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE_PARAM(smaps_of_folio_shared_with_a_child,
-			 proc_shape_gen_params),
+			 ffx_shape_gen_params),
 	KUNIT_CASE_PARAM(smaps_of_untracked_sole_survivor,
-			 proc_shape_gen_params),
+			 ffx_shape_gen_params),
 	{}
 };
 
@@ -564,7 +544,7 @@ static void numa_maps_mapmax_of_folio_shared_whole(struct kunit *test)
 static struct kunit_case proc_numa_maps_cases[] = {
 	KUNIT_CASE(numa_maps_mapmax_of_folio_mostly_copied_by_child),
 	KUNIT_CASE_PARAM(numa_maps_mapmax_of_folio_shared_whole,
-			 proc_shape_gen_params),
+			 ffx_shape_gen_params),
 	{}
 };
 
