@@ -19,6 +19,12 @@ cfg=$TOP/kunitconfigs
 [ -f "$cfg/variant/$variant.config" ] ||
 	die "unknown VARIANT '$variant' (have: $(cd "$cfg/variant" && ls | sed 's/\.config$//' | xargs))"
 
+only=$(sed -n 's/^# Arches: *//p' "$cfg/variant/$variant.config" | head -1)
+case " ${only:-$arch} " in
+*" $arch "*) ;;
+*) die "VARIANT '$variant' runs on $only only (kunitconfigs/variant/$variant.config)" ;;
+esac
+
 # ci/mutants.sh runs on a tree it has changed on purpose.
 [ "${SKIP_TREE:-0}" = 1 ] || "$TOP/ci/tree.sh"
 
@@ -35,11 +41,17 @@ args=(run --arch="$arch" --build_dir="$out" --jobs="$(nproc)"
       --kunitconfig="$cfg/variant/$variant.config"
       --make_options="CC=ccache ${cross}gcc"
       --make_options="HOSTCC=ccache gcc"
-      # -smp 2: with one CPU bit_spin_lock() takes no lock at all.
-      --qemu_args="-smp 2 -m 1024"
+      # -smp 4: with one CPU bit_spin_lock() takes no lock at all, and
+      # the folio_owner_concurrency suite runs a kthread on each of 3 CPUs.
+      --qemu_args="-smp 4 -m 1024"
       --timeout=600
       --json="$res.json")
 [ -n "$cross" ] && args+=(--cross_compile="$cross")
+# Cases marked slow (KUNIT_CASE_SLOW ...) run only with SLOW=1.
+[ "${SLOW:-0}" = 1 ] || args+=(--filter="speed>slow")
+# KUNIT_ARGS: more kunit.py options, e.g. "--kernel_args=folio_owner_trace_kunit.seed=7".
+# shellcheck disable=SC2206
+[ -n "${KUNIT_ARGS:-}" ] && args+=(${KUNIT_ARGS})
 
 log "KUnit $arch/$variant: building in $out and running under QEMU (TCG)"
 start=$(now)

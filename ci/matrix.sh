@@ -30,8 +30,21 @@ step "tree (extract + git am)" "$TOP/ci/tree.sh"
 step "series applies exactly" "$TOP/ci/check-series.sh"
 step "checkpatch --strict" "$TOP/ci/checkpatch.sh"
 
+# A variant whose file has an "# Arches: ..." line runs on those arches only.
+variant_arches() {
+	local only
+	only=$(sed -n 's/^# Arches: *//p' "$TOP/kunitconfigs/variant/$1.config" | head -1)
+	if [ -z "$only" ]; then
+		echo "$ARCHES"
+		return
+	fi
+	for a in $ARCHES; do
+		case " $only " in *" $a "*) printf '%s ' "$a" ;; esac
+	done
+}
+
 for variant in $VARIANTS; do
-	for arch in $ARCHES; do
+	for arch in $(variant_arches "$variant"); do
 		t0=$(now)
 		rc=0
 		"$TOP/ci/kunit.sh" "$arch" "$variant" || rc=$?

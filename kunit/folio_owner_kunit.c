@@ -20,6 +20,7 @@
  * the folio counts as maybe shared; on 64-bit the same MM stays tracked.
  */
 #include <kunit/test.h>
+#include <linux/hugetlb.h>
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
 #include <linux/rmap.h>
@@ -579,7 +580,68 @@ static struct kunit_suite folio_owner_overflow_suite = {
 	.test_cases = folio_owner_overflow_cases,
 };
 
-kunit_test_suites(&folio_owner_suite, &folio_owner_overflow_suite);
+/*
+ * folio_owner_regressions: the bug classes upstream hit after the series
+ * was merged, pinned down here.
+ */
+/*
+ * hugetlb folios keep their own mapcount handling: mapping one changes
+ * its large and entire mapcounts only, never the slots or the shared bit,
+ * and folio_maybe_mapped_shared() answers from the mapcount.
+ */
+static void hugetlb_folio_never_takes_the_tracking_path(struct kunit *test)
+{
+#ifdef CONFIG_HUGETLB_PAGE
+	struct hstate *h = &default_hstate;
+	unsigned long ids;
+	struct folio *folio;
+	int mc0, mc1;
+
+	if (!hugepages_supported() || hstate_is_gigantic(h))
+		kunit_skip(test, "no non-gigantic default huge page size");
+	/* A temporary folio outside the pool, freed by the last put. */
+	folio = alloc_hugetlb_folio_nodemask(h, numa_mem_id(), NULL,
+					     htlb_alloc_mask(h), true);
+	if (!folio)
+		kunit_skip(test, "could not allocate a hugetlb folio");
+	KUNIT_ASSERT_TRUE(test, folio_test_hugetlb(folio));
+	ids = folio->_mm_ids;
+	mc0 = folio->_mm_id_mapcount[0];
+	mc1 = folio->_mm_id_mapcount[1];
+
+	hugetlb_add_file_rmap(folio);
+	KUNIT_EXPECT_FALSE(test, folio_maybe_mapped_shared(folio));
+	hugetlb_add_file_rmap(folio);
+	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), 2);
+	KUNIT_EXPECT_EQ(test, folio_entire_mapcount(folio), 2);
+	KUNIT_EXPECT_TRUE(test, folio_maybe_mapped_shared(folio));
+	KUNIT_EXPECT_EQ(test, folio->_mm_ids, ids);
+	KUNIT_EXPECT_EQ(test, folio->_mm_id_mapcount[0], mc0);
+	KUNIT_EXPECT_EQ(test, folio->_mm_id_mapcount[1], mc1);
+
+	hugetlb_remove_rmap(folio);
+	KUNIT_EXPECT_FALSE(test, folio_maybe_mapped_shared(folio));
+	hugetlb_remove_rmap(folio);
+	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), 0);
+	KUNIT_EXPECT_EQ(test, folio->_mm_ids, ids);
+	folio_put(folio);
+#else
+	kunit_skip(test, "needs CONFIG_HUGETLB_PAGE");
+#endif
+}
+
+static struct kunit_case folio_owner_regressions_cases[] = {
+	KUNIT_CASE(hugetlb_folio_never_takes_the_tracking_path),
+	{}
+};
+
+static struct kunit_suite folio_owner_regressions_suite = {
+	.name = "folio_owner_regressions",
+	.test_cases = folio_owner_regressions_cases,
+};
+
+kunit_test_suites(&folio_owner_suite, &folio_owner_overflow_suite,
+		  &folio_owner_regressions_suite);
 
 MODULE_DESCRIPTION("KUnit tests for MM owner tracking of large folios");
 MODULE_LICENSE("GPL");

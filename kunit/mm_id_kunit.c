@@ -9,7 +9,10 @@
  */
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
+#include <linux/gfp.h>
+#include <linux/kthread.h>
 #include <linux/slab.h>
+#include <linux/vmstat.h>
 
 static void mm_id_mmput(void *mm)
 {
@@ -207,6 +210,74 @@ static void exhausted_ids_fail_mm_creation_until_one_is_freed(struct kunit *test
 	KUNIT_EXPECT_FALSE(test, mm_id_in_use(freed));
 }
 
+/*
+ * Fault injection: the ID allocation fails as it does when the IDA cannot
+ * allocate memory.  exec's mm_alloc() and fork's copy_mm() fail with
+ * -ENOMEM, and a thousand such failures leave no ID taken and no memory
+ * behind: each one that leaked would keep at least an mm_struct and its
+ * page table root.
+ */
+static int mm_alloc_id_enomem(struct mm_struct *mm)
+{
+	return -ENOMEM;
+}
+
+static long mm_id_free_pages(void)
+{
+	/* Freed pages wait on per-CPU lists before they count as free. */
+	drain_all_pages(NULL);
+	return global_zone_page_state(NR_FREE_PAGES);
+}
+
+static void failed_id_allocation_fails_fork_and_exec_and_leaks_nothing(struct kunit *test)
+{
+	struct mm_struct *parent = mm_id_new_mm(test);
+	struct task_struct *tsk;
+	struct mm_struct *mm;
+	long free_before, free_after;
+	const int rounds = 1000;
+	int i, ret = 0;
+	mm_id_t next;
+
+	/* The IDA hands out the lowest free ID: the next MM's. */
+	mm = mm_alloc();
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	next = mm->mm_id;
+	mmput(mm);
+
+	/* copy_mm() only reads and writes the child's mm and counters. */
+	tsk = kunit_kzalloc(test, sizeof(*tsk), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, tsk);
+
+	kunit_activate_static_stub(test, mm_alloc_id, mm_alloc_id_enomem);
+	free_before = mm_id_free_pages();
+	kthread_use_mm(parent);
+	for (i = 0; i < rounds && !ret; i++) {
+		mm = mm_alloc();
+		if (mm) {
+			mmput(mm);
+			break;
+		}
+		ret = copy_mm(0, tsk) != -ENOMEM;
+		if (tsk->mm)
+			mmput(tsk->mm);
+	}
+	kthread_unuse_mm(parent);
+	free_after = mm_id_free_pages();
+	kunit_deactivate_static_stub(test, mm_alloc_id);
+
+	KUNIT_EXPECT_EQ_MSG(test, i, rounds, "exec got an MM without an ID");
+	KUNIT_EXPECT_EQ_MSG(test, ret, 0, "fork did not fail with -ENOMEM");
+	KUNIT_EXPECT_LT_MSG(test, free_before - free_after, 256L,
+			    "%d failed execs and forks took %ld pages", rounds,
+			    free_before - free_after);
+	KUNIT_EXPECT_FALSE(test, mm_id_in_use(next));
+	mm = mm_alloc();
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	KUNIT_EXPECT_EQ(test, mm->mm_id, next);
+	mmput(mm);
+}
+
 static struct kunit_case mm_id_cases[] = {
 	KUNIT_CASE(ids_have_the_width_of_the_architecture),
 	KUNIT_CASE(new_mm_gets_an_id_in_range),
@@ -214,6 +285,7 @@ static struct kunit_case mm_id_cases[] = {
 	KUNIT_CASE(dropped_mm_gives_its_id_back),
 	KUNIT_CASE(forked_mm_gets_its_own_id),
 	KUNIT_CASE(exhausted_ids_fail_mm_creation_until_one_is_freed),
+	KUNIT_CASE(failed_id_allocation_fails_fork_and_exec_and_leaks_nothing),
 	{}
 };
 
