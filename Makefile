@@ -27,6 +27,7 @@ help:
 	@echo "  make checkpatch    only: scripts/checkpatch.pl --strict on patches and kunit/"
 	@echo "  make mutants       only: each ci/mutants/*.patch makes its named cases fail"
 	@echo "                     (MUTANTS=\"0008 0009\" runs the mutants whose names start so)"
+	@echo "                     (mutants marked Slow: run only when named or with MUTANTS_SLOW=1)"
 	@echo "  make bisect        build the kernel at every patch (BISECT_ARCHES=\"x86_64 i386\");"
 	@echo "                     slow (a near-full rebuild per patch), not part of make test;"
 	@echo "                     BISECT_FROM=N starts at patch N, BISECT_VARIANT=no_page_mapcount"

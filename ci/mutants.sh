@@ -5,6 +5,8 @@
 # restored after each mutant.  "Arch:" and "Variant:" lines pick the kernel
 # (default x86_64, default).  Prints "mutants: N passed, N failed".
 # MUTANTS="0008 0009" runs only the mutants whose names start so.
+# A mutant with a "Slow:" line (its reason) is left out of the run unless
+# MUTANTS names it or MUTANTS_SLOW=1.
 . "$(dirname "$0")/lib.sh"
 
 "$TOP/ci/tree.sh"
@@ -24,6 +26,11 @@ for m in "$TOP"/ci/mutants/*.patch; do
 			case $name in "$p"*) sel=1 ;; esac
 		done
 		[ $sel = 1 ] || continue
+	fi
+	slow=$(sed -n 's/^Slow: *//p' "$m" | head -1)
+	if [ -n "$slow" ] && [ -z "${MUTANTS:-}" ] && [ "${MUTANTS_SLOW:-0}" != 1 ]; then
+		echo "  skip  $name: slow ($slow); MUTANTS_SLOW=1 runs it"
+		continue
 	fi
 	arch=$(sed -n 's/^Arch: *//p' "$m" | head -1)
 	variant=$(sed -n 's/^Variant: *//p' "$m" | head -1)

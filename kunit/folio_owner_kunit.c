@@ -18,13 +18,25 @@
  * "folio_owner_overflow": the per-MM mapcount has 16 bits on 32-bit.  An MM
  * that maps a PMD-sized folio more than SHRT_MAX times loses its slot and
  * the folio counts as maybe shared; on 64-bit the same MM stays tracked.
+ *
+ * "folio_owner_regressions": the bug classes upstream hit after the series
+ * was merged: hugetlb folios stay out of the tracking, a folio split
+ * leaves new folios with a consistent order, number of pages and tracking
+ * state, and dumping an order-1 folio reads no page[2].
  */
 #include <kunit/test.h>
+#include <linux/highmem.h>
 #include <linux/hugetlb.h>
+#include <linux/kthread.h>
 #include <linux/mm.h>
+#include <linux/mman.h>
 #include <linux/mmap_lock.h>
 #include <linux/rmap.h>
+#include <linux/sched/mm.h>
+#include <linux/swap.h>
+#include <linux/vmalloc.h>
 
+#include "../internal.h"
 #include "folio_fixture.h"
 
 struct folio_owner_shape {
@@ -630,8 +642,169 @@ static void hugetlb_folio_never_takes_the_tracking_path(struct kunit *test)
 #endif
 }
 
+/*
+ * A folio split gives every new folio an order and a number of pages that
+ * agree, and the fields of a large folio mapped afresh: remap_page() maps
+ * the pages again through the rmap functions after the split, so each new
+ * large folio tracks its MM from a clean state, exclusive, and a new
+ * order-0 folio has page[1]'s memcg_data (where the head kept its number
+ * of pages on 64-bit) set as for any other page.
+ *
+ * Unlike the fixture's folios, this one is a real THP in real page tables:
+ * an MM gets an anonymous mapping at a PMD-aligned address, a write through
+ * GUP faults in a PMD-mapped THP, and split_huge_page_to_list_to_order()
+ * unmaps it (splitting the PMD), splits it and maps it again.
+ */
+struct fo_split_param {
+	const char *desc;
+	unsigned int new_order;
+};
+
+static const struct fo_split_param fo_split_params[] = {
+	{ "to order 0", 0 },
+	{ "to order 2", 2 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(fo_split, fo_split_params, desc);
+
+#define FO_SPLIT_ADDR	0x40000000UL
+
+static void fo_split_release(void *mm)
+{
+	mmput(mm);
+}
+
+static void split_gives_new_folios_consistent_order_and_tracking(struct kunit *test)
+{
+	const struct fo_split_param *p = test->param_value;
+	const unsigned long new_nr = 1UL << p->new_order;
+	struct mm_struct *mm;
+	struct folio *folio, *f;
+	struct page *page;
+	unsigned long addr, memcg_data = 0, i;
+	long got;
+	int ret;
+
+	if (!has_transparent_hugepage())
+		kunit_skip(test, "the CPU has no PMD-sized THPs");
+	mm = mm_alloc();
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fo_split_release, mm), 0);
+
+	/* mmap() works on current->mm: the MM is ours for that call only. */
+	kthread_use_mm(mm);
+	addr = vm_mmap(NULL, FO_SPLIT_ADDR, HPAGE_PMD_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, 0);
+	kthread_unuse_mm(mm);
+	KUNIT_ASSERT_EQ(test, addr, FO_SPLIT_ADDR);
+
+	/* A write fault: a PMD-mapped THP, if one can be allocated. */
+	mmap_read_lock(mm);
+	got = get_user_pages_remote(mm, addr, 1, FOLL_WRITE, &page, NULL);
+	mmap_read_unlock(mm);
+	KUNIT_ASSERT_EQ(test, got, 1L);
+	folio = page_folio(page);
+	if (folio_order(folio) != HPAGE_PMD_ORDER) {
+		put_page(page);
+		kunit_skip(test, "the fault got an order-%u folio, not a PMD-sized THP",
+			   folio_order(folio));
+	}
+	KUNIT_EXPECT_EQ(test, folio_mm_id(folio, 0), mm->mm_id);
+	KUNIT_EXPECT_FALSE(test, folio_maybe_mapped_shared(folio));
+#ifdef CONFIG_MEMCG
+	memcg_data = folio->memcg_data;
+#endif
+	/* Data in every page: the split maps zero-filled pages to the zero page. */
+	for (i = 0; i < HPAGE_PMD_NR; i++) {
+		char *v = kmap_local_page(page + i);
+
+		v[0] = 1;
+		kunmap_local(v);
+	}
+
+	/* The fault left it in a per-CPU LRU batch, which holds a reference. */
+	lru_add_drain_all();
+	folio_lock(folio);
+	ret = split_huge_page_to_list_to_order(page, NULL, p->new_order);
+	folio_unlock(page_folio(page));
+	put_page(page);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+
+	for (i = 0; i < HPAGE_PMD_NR; i += new_nr) {
+		f = page_folio(page + i);
+		KUNIT_ASSERT_PTR_EQ_MSG(test, &f->page, page + i, "page %lu", i);
+		KUNIT_EXPECT_EQ_MSG(test, folio_order(f), p->new_order, "page %lu", i);
+		KUNIT_EXPECT_EQ_MSG(test, folio_nr_pages(f), new_nr, "page %lu", i);
+		KUNIT_EXPECT_EQ_MSG(test, folio_mapcount(f), (int)new_nr, "page %lu", i);
+#ifdef CONFIG_MEMCG
+		KUNIT_EXPECT_EQ_MSG(test, f->memcg_data, memcg_data, "page %lu", i);
+#endif
+		KUNIT_EXPECT_FALSE_MSG(test, folio_maybe_mapped_shared(f), "page %lu", i);
+		if (!p->new_order)
+			continue;
+		KUNIT_EXPECT_EQ_MSG(test, folio_entire_mapcount(f), 0, "page %lu", i);
+		KUNIT_EXPECT_EQ_MSG(test, folio_mm_id(f, 0), mm->mm_id, "page %lu", i);
+		KUNIT_EXPECT_EQ_MSG(test, f->_mm_id_mapcount[0], (int)new_nr - 1,
+				    "page %lu", i);
+		KUNIT_EXPECT_EQ_MSG(test, f->_mm_id_mapcount[1], -1, "page %lu", i);
+		KUNIT_EXPECT_FALSE_MSG(test, folio_test_large_maybe_mapped_shared(f),
+				       "page %lu", i);
+	}
+}
+
+/*
+ * dump_page() of an order-1 folio reads its two pages only: on 32-bit the
+ * fields of larger folios that live in page[2] (_pincount,
+ * _entire_mapcount) do not exist for it, and page[2] may be another
+ * folio, or no memory at all.  Here the folio is built by
+ * prep_compound_page() (which must not touch page[2] either) in the last
+ * two struct pages' worth of a vmalloc'ed page: page[2] would be in the
+ * guard page behind it, and touching it faults.
+ */
+static void fo_vfree(void *buf)
+{
+	vfree(buf);
+}
+
+static void dump_of_order_1_folio_stays_within_its_two_pages(struct kunit *test)
+{
+	struct folio *folio;
+	struct page *fake;
+	void *buf;
+
+	/* is_migrate_cma_folio() would look up a pageblock by the pfn. */
+	if (IS_ENABLED(CONFIG_CMA))
+		kunit_skip(test, "CONFIG_CMA: the dump would read pageblock flags by pfn");
+	buf = vzalloc(PAGE_SIZE);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fo_vfree, buf), 0);
+
+	fake = buf + PAGE_SIZE - 2 * sizeof(struct page);
+	/* The zone, node and section of a real page, for page_to_pfn(). */
+	fake[0].flags = vmalloc_to_page(buf)->flags & ~PAGEFLAGS_MASK;
+	fake[1].flags = fake[0].flags;
+	set_page_count(&fake[0], 1);
+	/* As the memmap is initialized: no mapping, no page type. */
+	atomic_set(&fake[0]._mapcount, -1);
+	atomic_set(&fake[1]._mapcount, -1);
+	prep_compound_page(fake, 1);
+
+	folio = page_folio(&fake[1]);
+	KUNIT_ASSERT_PTR_EQ(test, &folio->page, fake);
+	KUNIT_EXPECT_EQ(test, folio_order(folio), 1U);
+	KUNIT_EXPECT_EQ(test, folio_nr_pages(folio), 2L);
+	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), 0);
+	KUNIT_EXPECT_EQ(test, folio_entire_mapcount(folio), 0);
+	KUNIT_EXPECT_FALSE(test, folio_maybe_mapped_shared(folio));
+	dump_page(fake, "folio_owner_regressions: an order-1 folio");
+	dump_page(&fake[1], "folio_owner_regressions: its second page");
+}
+
 static struct kunit_case folio_owner_regressions_cases[] = {
 	KUNIT_CASE(hugetlb_folio_never_takes_the_tracking_path),
+	KUNIT_CASE_PARAM(split_gives_new_folios_consistent_order_and_tracking,
+			 fo_split_gen_params),
+	KUNIT_CASE(dump_of_order_1_folio_stays_within_its_two_pages),
 	{}
 };
 
