@@ -56,6 +56,9 @@ for m in "$TOP"/ci/mutants/*.patch; do
 		failed=$((failed + 1))
 	elif [ ${#survived[@]} -eq 0 ]; then
 		echo "  ok    $name: killed by ${expect[*]}"
+		# How fast the random traces found it: their first failure.
+		first=$(grep -m1 -E '^seed 0x[0-9a-f]+, .*, step [0-9]+ ' "$BUILD/results/mutant-$name.log" 2>/dev/null || true)
+		[ -z "$first" ] || echo "        first failing random trace: $first"
 		passed=$((passed + 1))
 	else
 		echo "  FAIL  $name: survived in ${survived[*]}"
