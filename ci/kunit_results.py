@@ -5,6 +5,9 @@
   kunit_results.py failed FILE   print "suite.case" for every case that failed
                                  (a parameterized case fails if one of its
                                  parameters does)
+  kunit_results.py missing FILE  print how many leaf results kunit.py made up
+                                 for subtests its parser expected but did not
+                                 find in the output (no name, status ERROR)
 """
 import json
 import sys
@@ -21,11 +24,15 @@ def leaves(node, path):
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("counts", "failed"):
+    if len(sys.argv) != 3 or sys.argv[1] not in ("counts", "failed", "missing"):
         sys.exit(__doc__)
     with open(sys.argv[2]) as f:
         data = json.load(f)
     results = list(leaves(data, []))
+    if sys.argv[1] == "missing":
+        print(sum(1 for path, status in results
+                  if path[-1] == "" and status == "ERROR"))
+        return
     if sys.argv[1] == "counts":
         counts = [0, 0, 0]
         for _, status in results:

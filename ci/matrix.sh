@@ -9,6 +9,9 @@ ARCHES=${ARCHES:-x86_64 arm64 i386 arm}
 VARIANTS=${VARIANTS:-$(cd "$TOP/kunitconfigs/variant" && ls ./*.config | sed 's|^\./||; s|\.config$||' | xargs)}
 start=$(now)
 rows=()
+notes=()	# what the table cannot say: failed cases, re-runs
+mkdir -p "$BUILD/results"
+rm -f "$BUILD/results/notes"
 passed=0 failed=0 skipped=0
 
 step() {	# label, command...: one passed/failed check
@@ -52,6 +55,10 @@ for variant in $VARIANTS; do
 		[ $rc -eq 0 ] && [ "$f" -eq 0 ] && r=PASS || r=FAIL
 		[ "$p" -gt 0 ] || r=FAIL	# a run that ran no case is no pass
 		[ $r = FAIL ] && [ "$f" -eq 0 ] && f=1
+		if [ $r = FAIL ]; then
+			cases=$(python3 "$TOP/ci/kunit_results.py" failed "$BUILD/results/$arch-$variant.json" 2>/dev/null | xargs || true)
+			notes+=("$arch/$variant failed: ${cases:-no case failed (build, kernel warning or time-out: see $BUILD/results/$arch-$variant.log)}")
+		fi
 		rows+=("$(printf '%-30s %6s %6s %7s  %-4s %5ss' "kunit $arch $variant" "$p" "$f" "$s" $r $(( $(now) - t0 )))")
 		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 	done
@@ -63,6 +70,13 @@ echo
 printf '%-30s %6s %6s %7s  %-4s %6s\n' "check" passed failed skipped "" time
 printf '%s\n' "${rows[@]}"
 echo "total time: $(( $(now) - start )) s"
+if [ -f "$BUILD/results/notes" ]; then
+	mapfile -t -O "${#notes[@]}" notes < "$BUILD/results/notes"
+fi
+if [ ${#notes[@]} -gt 0 ]; then
+	echo
+	printf 'note: %s\n' "${notes[@]}"
+fi
 echo
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -44,7 +44,7 @@ for m in "$TOP"/ci/mutants/*.patch; do
 		restore
 		continue
 	fi
-	SKIP_TREE=1 RESULT_NAME="mutant-$name" "$TOP/ci/kunit.sh" "${arch:-x86_64}" "$variant" >/dev/null 2>&1 || true
+	SKIP_TREE=1 RERUN_MISSING=0 RESULT_NAME="mutant-$name" "$TOP/ci/kunit.sh" "${arch:-x86_64}" "$variant" >/dev/null 2>&1 || true
 	res=$BUILD/results/mutant-$name.json
 	got=$(python3 "$TOP/ci/kunit_results.py" failed "$res" 2>/dev/null || true)
 	survived=()
