@@ -11,7 +11,7 @@ VARIANT ?= default
 
 export TOP BUILD TREE CCACHE_DIR
 
-.PHONY: help deps tree series kunit test check-series checkpatch mutants bisect clean distclean
+.PHONY: help deps tree series kunit test check-series checkpatch mutants bisect bench clean distclean
 
 help:
 	@echo "Targets:"
@@ -31,7 +31,11 @@ help:
 	@echo "  make bisect        build the kernel at every patch (BISECT_ARCHES=\"x86_64 i386\");"
 	@echo "                     slow (a near-full rebuild per patch), not part of make test;"
 	@echo "                     BISECT_FROM=N starts at patch N, BISECT_VARIANT=no_page_mapcount"
-	@echo "  make clean         remove the KUnit build directories and results"
+	@echo "  make bench         time munmap, fork and COW per folio size on stock 6.12, patched and"
+	@echo "                     patched + NO_PAGE_MAPCOUNT in QEMU (x86_64, ~25 min, not in make test);"
+	@echo "                     table and plot in \$$(BUILD)/bench/results/ (BENCH_ROUNDS, BENCH_REPS,"
+	@echo "                     BENCH_MB, BENCH_SIZES, BENCH_ICOUNT=0: see ci/bench.sh)"
+	@echo "  make clean         remove the KUnit and bench build directories and results"
 	@echo "  make distclean     remove \$$(BUILD) entirely (the tree too)"
 	@echo
 	@echo "Settings: BUILD=$(BUILD)"
@@ -66,8 +70,11 @@ BISECT_ARCHES ?= x86_64 i386
 bisect:
 	@ci/bisect.sh $(BISECT_ARCHES)
 
+bench:
+	@ci/bench.sh
+
 clean:
-	rm -rf $(BUILD)/kunit $(BUILD)/results
+	rm -rf $(BUILD)/kunit $(BUILD)/results $(BUILD)/bench
 
 distclean:
 	rm -rf $(BUILD)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Install (or name) the Debian packages the project needs.
-# Usage: ci/deps.sh
+# Usage: ci/deps.sh [bench]    bench: also what make bench needs
 . "$(dirname "$0")/lib.sh"
 
 # command-or-file : package
@@ -28,6 +28,13 @@ patch:patch
 /usr/lib/python3/dist-packages/ply:python3-ply
 /usr/lib/python3/dist-packages/git:python3-git
 "
+# make bench only: a static C library for the benchmark (init of its
+# initramfs) and gnuplot for the plot.
+BENCH_NEEDS="
+/usr/lib/x86_64-linux-gnu/libc.a:libc6-dev
+gnuplot:gnuplot-nox
+"
+[ "${1:-}" = bench ] && NEEDS="$NEEDS $BENCH_NEEDS"
 
 missing=()
 for n in $NEEDS; do
