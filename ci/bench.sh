@@ -5,10 +5,11 @@
 # QEMU TCG with an initramfs whose init is bench/folio_bench.c; boots
 # alternate between the kernels (stock, patched, npm, stock, ...) so that
 # drift of the host hits all three alike.  ci/bench_report.py turns the
-# samples into $BUILD/bench/results/bench.{csv,md,png}.
+# samples into $BUILD/bench/results/bench.{csv,md,png}, copied to
+# bench/results/ in the checkout (the README shows them).
 #
 # Settings (environment):
-#   BENCH_ROUNDS  boots per kernel (default 3)
+#   BENCH_ROUNDS  boots per kernel (default 2)
 #   BENCH_REPS    repetitions of every operation per boot (default 3)
 #   BENCH_MB      region size in MiB (default 16)
 #   BENCH_SIZES   folio sizes in KiB, e.g. "4,64,2048" (default: all)
@@ -17,7 +18,7 @@
 #   BENCH_TIMEOUT seconds one boot may take (default 1200)
 . "$(dirname "$0")/lib.sh"
 
-ROUNDS=${BENCH_ROUNDS:-3}
+ROUNDS=${BENCH_ROUNDS:-2}
 REPS=${BENCH_REPS:-3}
 MB=${BENCH_MB:-16}
 SIZES=${BENCH_SIZES:-}
@@ -121,5 +122,8 @@ timing="QEMU -icount shift=0 (1 ns per guest instruction)"
 python3 "$TOP/ci/bench_report.py" --out "$RES/bench" --timing "$timing" \
 	--setup "$ROUNDS boots per kernel x $REPS reps, ${MB} MiB region, QEMU TCG -smp 2" \
 	"$RES"/*-round*.log || die "ci/bench_report.py failed"
-log "bench: done in $(( $(now) - start )) s: $RES/bench.md, bench.csv, bench.png"
+# The README shows the latest table and plot: keep them in the checkout.
+mkdir -p "$TOP/bench/results"
+cp "$RES/bench.md" "$RES/bench.csv" "$RES/bench.png" "$TOP/bench/results/"
+log "bench: done in $(( $(now) - start )) s; table and plot in $RES and bench/results/"
 cat "$RES/bench.md"
