@@ -6,7 +6,7 @@
  * /sys/kernel/mm/transparent_hugepage/hugepages-<N>kB, THP is configured to
  * use only that size and, on a fresh populated region of BENCH_MB MiB, we time
  *   munmap            munmap() of the whole region
- *   fork              fork() as seen by the parent (the child exits at once)
+ *   fork              fork() as seen by the parent (the child waits, then exits)
  *   cow-byte          parent writes a byte per page while a child shares it
  *   reuse-byte        parent writes a byte per page after the child exited
  *   child-reuse-byte  child writes a byte per page after the parent unmapped
@@ -21,7 +21,7 @@
  * sysfs file is written and the current setting is measured as size_kb=0;
  * with -w (root) sizes are configured and the old values restored at exit.
  *
- * As PID 1 we put khugepaged to sleep for a day: it would otherwise collapse
+ * As PID 1 we put khugepaged to sleep for a day (one page per scan): it would otherwise collapse
  * the PTE-mapped PMD-sized folios back into PMD mappings (or copy them) at
  * any time, and under QEMU -icount virtual time runs fast. Defrag is left
  * alone. MADV_(NO)HUGEPAGE is never used.
@@ -278,19 +278,27 @@ static void wait_child(pid_t pid)
 		die("child failed (status 0x%x)", status);
 }
 
-/* Child: wait (if asked) until the parent closes go[1]; maybe time a pass. */
+/*
+ * Child. Except for reuse-byte (where the parent waits for it to exit), it
+ * blocks until the parent closes go[1], so that its exit, and with it the
+ * zap of its page tables, never falls into a timed section: under -icount
+ * the virtual clock counts the instructions of every vCPU. For cow-byte it
+ * first says it is ready, so that its return from fork is not timed either.
+ */
 static void __attribute__((noreturn))
-child(int op, char *p, char val, int go[2], int res[2])
+child(int op, char *p, char val, int go[2], int ready[2], int res[2])
 {
 	unsigned long long t0, ns;
-	char c;
+	char c = 0;
 
-	if (op != OP_COW && op != OP_CHILD_REUSE)
+	if (op == OP_REUSE)
 		_exit(0);
 	close(go[1]);
+	if (op == OP_COW && write(ready[1], &c, 1) != 1)
+		_exit(1);
 	while (read(go[0], &c, 1) < 0 && errno == EINTR)
 		;
-	if (op == OP_COW)
+	if (op != OP_CHILD_REUSE)
 		_exit(0);
 	t0 = now_ns();
 	touch(p, val);
@@ -308,9 +316,10 @@ static void close_fd(int fd)
 static unsigned long long run_op(int op, unsigned long size_kb, char val)
 {
 	char *p = region_new(size_kb);
-	int go[2] = { -1, -1 }, res[2] = { -1, -1 };
+	int go[2] = { -1, -1 }, ready[2] = { -1, -1 }, res[2] = { -1, -1 };
 	unsigned long long t0, ns;
 	pid_t pid;
+	char c;
 
 	if (op == OP_MUNMAP) {
 		t0 = now_ns();
@@ -318,9 +327,8 @@ static unsigned long long run_op(int op, unsigned long size_kb, char val)
 			die("munmap: %s", strerror(errno));
 		return now_ns() - t0;
 	}
-	if ((op == OP_COW || op == OP_CHILD_REUSE) && pipe(go))
-		die("pipe: %s", strerror(errno));
-	if (op == OP_CHILD_REUSE && pipe(res))
+	if ((op != OP_REUSE && pipe(go)) || (op == OP_COW && pipe(ready)) ||
+	    (op == OP_CHILD_REUSE && pipe(res)))
 		die("pipe: %s", strerror(errno));
 	t0 = now_ns();
 	pid = fork();
@@ -328,9 +336,13 @@ static unsigned long long run_op(int op, unsigned long size_kb, char val)
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
 	if (!pid)
-		child(op, p, val, go, res);
+		child(op, p, val, go, ready, res);
 	close_fd(go[0]);
+	close_fd(ready[1]);
 	close_fd(res[1]);
+	if (op == OP_COW && read(ready[0], &c, 1) != 1)
+		die("cow-byte: the child did not start");
+	close_fd(ready[0]);
 	if (op == OP_REUSE)
 		wait_child(pid);	/* folios are exclusive again */
 	if (op == OP_COW || op == OP_REUSE) {
@@ -520,7 +532,8 @@ static void init_setup(void)
 	for (i = 0; i < 2; i++)
 		if (err[i])
 			die("mount %s: %s", fs[i][1], strerror(err[i]));
-	if (write_knob(THP_DIR "/khugepaged/scan_sleep_millisecs", "86400000"))
+	if (write_knob(THP_DIR "/khugepaged/scan_sleep_millisecs", "86400000") ||
+	    write_knob(THP_DIR "/khugepaged/pages_to_scan", "1"))
 		printf("BENCH-WARN cannot put khugepaged to sleep: %s\n",
 		       strerror(errno));
 }

@@ -26,9 +26,10 @@ ICOUNT=${BENCH_ICOUNT:-1}
 TIMEOUT=${BENCH_TIMEOUT:-1200}
 ARCH=${ARCH:-x86_64}
 [ "$ARCH" = x86_64 ] || die "make bench runs on ARCH=x86_64 only (its initramfs holds a host-built static binary)"
-for v in ROUNDS REPS MB ICOUNT TIMEOUT; do
-	[[ ${!v} =~ ^[0-9]+$ ]] || die "BENCH_$v must be a number, not '${!v}'"
+for v in ROUNDS REPS MB TIMEOUT; do
+	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "BENCH_$v must be a positive number, not '${!v}'"
 done
+[[ $ICOUNT =~ ^[01]$ ]] || die "BENCH_ICOUNT must be 0 or 1, not '$ICOUNT'"
 [[ $SIZES =~ ^[0-9,]*$ ]] || die "BENCH_SIZES must be a comma-separated list of KiB, not '$SIZES'"
 
 "$TOP/ci/deps.sh" bench

@@ -23,6 +23,7 @@ KERNELS = ["stock", "patched", "npm"]
 LABEL = {"stock": "stock 6.12", "patched": "patched",
          "npm": "patched + NO_PAGE_MAPCOUNT"}
 OPS = ["munmap", "fork", "cow-byte", "reuse-byte", "child-reuse-byte"]
+SAMPLE = re.compile(r"BENCH,(\d+),([a-z-]+),\d+,(\d+)")
 
 
 def parse(logs):
@@ -37,8 +38,12 @@ def parse(logs):
             for line in f:
                 line = line.strip()
                 if line.startswith("BENCH,"):
-                    _, size, op, _rep, ns = line.split(",")
-                    samples[(kernel, int(size), op)].append(int(ns))
+                    b = SAMPLE.fullmatch(line)
+                    if not b or b.group(2) not in OPS:
+                        sys.exit(f"bench_report: {path}: malformed sample "
+                                 f"line: {line!r}")
+                    samples[(kernel, int(b.group(1)), b.group(2))].append(
+                        int(b.group(3)))
                 elif line.startswith(("BENCH-WARN", "BENCH-ERROR")):
                     warnings.append(f"{kernel} round {m.group(2)}: {line}")
     return samples, warnings
@@ -67,6 +72,11 @@ def main():
     if missing:
         sys.exit("bench_report: no samples for " + ", ".join(missing))
     med = {key: statistics.median(v) for key, v in samples.items()}
+    zero = [f"{s} KiB/{op}" for s in sizes for op in OPS
+            if not med[("stock", s, op)]]
+    if zero:
+        sys.exit("bench_report: the stock median is 0 ns (no ratio) for " +
+                 ", ".join(zero))
 
     def ratio(kernel, size, op):
         return med[(kernel, size, op)] / med[("stock", size, op)]
