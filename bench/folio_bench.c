@@ -557,17 +557,30 @@ static void print_header(const unsigned long *sizes, int nr)
 	       is_init, is_init || may_write, pmd_sz / 1024, region_len);
 }
 
-/* Operations are interleaved within a rep so that drift cancels out. */
-static void run_size(unsigned long size_kb)
+/*
+ * Operations run in phases: every sample of munmap (all reps, all sizes),
+ * then of fork, and so on, sizes interleaved within a rep. Freeing and
+ * copying pages changes the state of the per-CPU page lists the next
+ * operation allocates from and frees to: on stock 6.12 the copies of the
+ * COW operations made a following munmap of order-2 and order-3 folios up
+ * to twice as slow. In phases, each operation follows the same history on
+ * every kernel (except child-reuse-byte, which follows reuse-byte).
+ */
+static void run_phases(const unsigned long *sizes, int nr)
 {
 	unsigned long rep;
-	int op;
+	int op, i;
 
-	verify(size_kb);
-	for (rep = 0; rep < reps; rep++)
-		for (op = 0; op < NR_OPS; op++)
-			printf("BENCH,%lu,%s,%lu,%llu\n", size_kb, op_names[op],
-			       rep, run_op(op, size_kb, (char)(1 + rep % 100)));
+	for (op = 0; op < NR_OPS; op++)
+		for (rep = 0; rep < reps; rep++)
+			for (i = 0; i < nr; i++) {
+				if (sizes[i] && configure(sizes[i]))
+					die("size_kb=%lu: cannot configure THP sysfs: %s",
+					    sizes[i], strerror(errno));
+				printf("BENCH,%lu,%s,%lu,%llu\n", sizes[i],
+				       op_names[op], rep,
+				       run_op(op, sizes[i], (char)(1 + rep % 100)));
+			}
 }
 
 static int wanted(unsigned long kb)
@@ -619,15 +632,17 @@ int main(int argc, char **argv)
 			       sizes[i], strerror(errno));
 			continue;
 		}
-		run_size(sizes[i]);
-		done++;
+		verify(sizes[i]);
+		sizes[done++] = sizes[i];
 	}
 	if (!done && is_init)
 		die("THP sysfs not writable, nothing benchmarked");
 	if (!done) {
 		printf("BENCH-WARN THP sysfs not writable, measuring as configured\n");
 		restore_knobs();
-		run_size(0);
+		sizes[done++] = 0;
+		verify(0);
 	}
+	run_phases(sizes, done);
 	finish(0);
 }

@@ -50,9 +50,12 @@ def parse(logs):
 
 
 def spread(values):
-    """Half the range, relative to the median, in percent."""
+    """Half the interquartile range, relative to the median, in percent."""
     med = statistics.median(values)
-    return 100.0 * (max(values) - min(values)) / 2 / med if med else 0.0
+    if len(values) < 2 or not med:
+        return 0.0
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return 100.0 * (q3 - q1) / 2 / med
 
 
 def main():
@@ -101,7 +104,7 @@ def main():
           f"{nsamples} samples per kernel, folio size and operation.",
           "Each cell: median of the kernel / median of stock 6.12 "
           "(below 1: faster than stock), and the larger spread "
-          "(half the range / median) of the two.", ""]
+          "(half the interquartile range / median) of the two.", ""]
     for k in ("patched", "npm"):
         md += [f"**{LABEL[k]} / stock 6.12**", "",
                "| folio size | " + " | ".join(OPS) + " |",
@@ -151,7 +154,8 @@ def plot(out, sizes, ratio, timing):
     for i, k in enumerate(("patched", "npm")):
         cols = ", ".join(
             f"'{dat}' using 1:{2 + i * len(OPS) + j} with linespoints "
-            f"lw 2 title '{op}'" for j, op in enumerate(OPS))
+            f"lw 2 dt {2 if op == 'child-reuse-byte' else 1} ps 1.5 "
+            f"title '{op}'" for j, op in enumerate(OPS))
         script += [f"set title '{LABEL[k]}'",
                    f"plot 1 with lines dt 2 lc 'black' notitle, {cols}"]
     script.append("unset multiplot")
