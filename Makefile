@@ -34,7 +34,7 @@ help:
 	@echo "  make bench         time munmap, fork and COW per folio size on stock 6.12, patched and"
 	@echo "                     patched + NO_PAGE_MAPCOUNT in QEMU (x86_64, ~25 min, not in make test);"
 	@echo "                     table and plot in \$$(BUILD)/bench/results/ (BENCH_ROUNDS, BENCH_REPS,"
-	@echo "                     BENCH_MB, BENCH_SIZES, BENCH_ICOUNT=0: see ci/bench.sh)"
+	@echo "                     BENCH_MB, BENCH_SIZES, BENCH_SMP, BENCH_ICOUNT=0: see ci/bench.sh)"
 	@echo "  make clean         remove the KUnit and bench build directories and results"
 	@echo "  make distclean     remove \$$(BUILD) entirely (the tree too)"
 	@echo
