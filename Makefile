@@ -32,9 +32,10 @@ help:
 	@echo "                     slow (a near-full rebuild per patch), not part of make test;"
 	@echo "                     BISECT_FROM=N starts at patch N, BISECT_VARIANT=no_page_mapcount"
 	@echo "  make bench         time munmap, fork and COW per folio size on stock 6.12, patched and"
-	@echo "                     patched + NO_PAGE_MAPCOUNT in QEMU (x86_64, ~25 min, not in make test);"
-	@echo "                     table and plot in \$$(BUILD)/bench/results/ (BENCH_ROUNDS, BENCH_REPS,"
-	@echo "                     BENCH_MB, BENCH_SIZES, BENCH_SMP, BENCH_ICOUNT=0: see ci/bench.sh)"
+	@echo "                     patched + NO_PAGE_MAPCOUNT in QEMU (x86_64; ~2 min with the kernels built,"
+	@echo "                     ~40 min cold; not in make test); table and plot in bench/results/"
+	@echo "                     (BENCH_ROUNDS, BENCH_REPS, BENCH_MB, BENCH_SIZES, BENCH_SMP,"
+	@echo "                     BENCH_ICOUNT=0: see ci/bench.sh)"
 	@echo "  make clean         remove the KUnit and bench build directories and results"
 	@echo "  make distclean     remove \$$(BUILD) entirely (the tree too)"
 	@echo
