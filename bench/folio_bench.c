@@ -21,10 +21,10 @@
  * sysfs file is written and the current setting is measured as size_kb=0;
  * with -w (root) sizes are configured and the old values restored at exit.
  *
- * As PID 1 we put khugepaged to sleep for a day (one page per scan): it would otherwise collapse
- * the PTE-mapped PMD-sized folios back into PMD mappings (or copy them) at
- * any time, and under QEMU -icount virtual time runs fast. Defrag is left
- * alone. MADV_(NO)HUGEPAGE is never used.
+ * As PID 1 we put khugepaged to sleep for a day, scanning one page a pass:
+ * it would otherwise collapse the PTE-mapped PMD-sized folios back into PMD
+ * mappings (or copy them) at any time, and under QEMU -icount virtual time
+ * runs fast. Defrag is left alone. MADV_(NO)HUGEPAGE is never used.
  *
  * Output lines: BENCH-START, BENCH-KERNEL, BENCH-CMDLINE, BENCH-CONFIG,
  * BENCH-INFO size_kb=S thp_pages=n pages=N anon_huge_kb=x (+ probe lines),
