@@ -6,7 +6,7 @@
  * /sys/kernel/mm/transparent_hugepage/hugepages-<N>kB, THP is configured to
  * use only that size and, on a fresh populated region of BENCH_MB MiB, we time
  *   munmap            munmap() of the whole region
- *   fork              fork() as seen by the parent (the child waits, exits later)
+ *   fork              fork() seen by the parent (child waits, exits later)
  *   cow-byte          parent writes a byte per page while a child shares it
  *   reuse-byte        parent writes a byte per page after the child exited
  *   child-reuse-byte  child writes a byte per page after the parent unmapped
