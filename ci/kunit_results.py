@@ -5,6 +5,9 @@
   kunit_results.py failed FILE   print "suite.case" for every case that failed
                                  (a parameterized case fails if one of its
                                  parameters does)
+  kunit_results.py status FILE   print "suite.case STATUS" for every case, with
+                                 STATUS FAIL if one of its parameters failed,
+                                 PASS if all passed, else SKIP
   kunit_results.py missing FILE  print how many leaf results kunit.py made up
                                  for subtests its parser expected but did not
                                  find in the output (no name, status ERROR)
@@ -24,7 +27,8 @@ def leaves(node, path):
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("counts", "failed", "missing"):
+    if len(sys.argv) != 3 or sys.argv[1] not in ("counts", "failed", "missing",
+                                                 "status"):
         sys.exit(__doc__)
     with open(sys.argv[2]) as f:
         data = json.load(f)
@@ -38,6 +42,19 @@ def main():
         for _, status in results:
             counts[STATUS.get(status, 1)] += 1
         print(*counts)
+        return
+    if sys.argv[1] == "status":
+        rank = {"SKIP": 0, "PASS": 1, "FAIL": 2}
+        case_status = {}
+        for path, status in results:
+            if path[-1] == "":
+                continue  # a made-up "missing" result has no name
+            name = ".".join(path[:2])
+            status = status if status in ("PASS", "SKIP") else "FAIL"
+            if rank[status] >= rank[case_status.get(name, "SKIP")]:
+                case_status[name] = status
+        for name, status in case_status.items():
+            print(name, status)
         return
     failed = []
     for path, status in results:

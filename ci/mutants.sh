@@ -16,6 +16,30 @@ restore() {
 }
 trap restore EXIT
 
+# run_mutant NAME ARCH VARIANT [SUITE]: build the mutated tree and run its
+# suites (only SUITE if given); results in $BUILD/results/mutant-NAME.*
+run_mutant() {
+	SKIP_TREE=1 RERUN_MISSING=0 RESULT_NAME="mutant-$1" \
+		KUNIT_ARGS="${4:-}" \
+		"$TOP/ci/kunit.sh" "$2" "$3" >/dev/null 2>&1 || true
+}
+
+# classify JSON: sort the cases in $expect into killed (failed),
+# survived (passed or skipped) and missing (not in the results).
+classify() {
+	local c st
+	killed=() survived=() missing=()
+	for c in "${expect[@]}"; do
+		st=$(python3 "$TOP/ci/kunit_results.py" status "$1" 2>/dev/null |
+			awk -v c="$c" '$1 == c { print $2 }')
+		case $st in
+		FAIL) killed+=("$c") ;;
+		PASS|SKIP) survived+=("$c") ;;
+		*) missing+=("$c") ;;
+		esac
+	done
+}
+
 passed=0 failed=0
 for m in "$TOP"/ci/mutants/*.patch; do
 	[ -e "$m" ] || continue
@@ -44,24 +68,52 @@ for m in "$TOP"/ci/mutants/*.patch; do
 		restore
 		continue
 	fi
-	SKIP_TREE=1 RERUN_MISSING=0 RESULT_NAME="mutant-$name" "$TOP/ci/kunit.sh" "${arch:-x86_64}" "$variant" >/dev/null 2>&1 || true
-	res=$BUILD/results/mutant-$name.json
-	got=$(python3 "$TOP/ci/kunit_results.py" failed "$res" 2>/dev/null || true)
-	survived=()
-	for e in "${expect[@]}"; do
-		grep -qxF "$e" <<<"$got" || survived+=("$e")
-	done
-	if [ ! -s "$res" ]; then
-		echo "  FAIL  $name: the mutated kernel did not build or run (see $BUILD/results/mutant-$name.log)"
+	run_mutant "$name" "${arch:-x86_64}" "$variant" ""
+	res=$BUILD/results/mutant-$name
+	if [ ! -s "$res.json" ]; then
+		echo "  FAIL  $name: the mutated kernel did not build or run (see $res.log)"
 		failed=$((failed + 1))
-	elif [ ${#survived[@]} -eq 0 ]; then
+		restore
+		continue
+	fi
+	classify "$res.json"
+	# A named case missing from the results did not run or was not
+	# parsed (a crash, a hang, or kunit.py losing a line): run its
+	# suites alone on the same kernel once, and judge from that run.
+	if [ ${#missing[@]} -gt 0 ]; then
+		echo "        not in the results: ${missing[*]}; running their suites alone"
+		tail -5 "$res.log" | sed 's/^/        | /'
+		suites=$(printf '%s\n' "${missing[@]}" | sed 's/\..*//' | sort -u)
+		for s in $suites; do
+			run_mutant "$name.rerun-$s" "${arch:-x86_64}" "$variant" "$s"
+			rres=$BUILD/results/mutant-$name.rerun-$s.json
+			[ -s "$rres" ] || continue
+			still=()
+			for c in "${missing[@]}"; do
+				st=$(python3 "$TOP/ci/kunit_results.py" status "$rres" |
+					awk -v c="$c" '$1 == c { print $2 }')
+				case $st in
+				FAIL) killed+=("$c") ;;
+				PASS|SKIP) survived+=("$c") ;;
+				*) still+=("$c") ;;
+				esac
+			done
+			missing=("${still[@]}")
+		done
+	fi
+	if [ ${#survived[@]} -eq 0 ] && [ ${#missing[@]} -eq 0 ]; then
 		echo "  ok    $name: killed by ${expect[*]}"
 		# How fast the random traces found it: their first failure.
-		first=$(grep -m1 -E '^seed 0x[0-9a-f]+, .*, step [0-9]+ ' "$BUILD/results/mutant-$name.log" 2>/dev/null || true)
+		first=$(grep -m1 -E '^seed 0x[0-9a-f]+, .*, step [0-9]+ ' "$res.log" 2>/dev/null || true)
 		[ -z "$first" ] || echo "        first failing random trace: $first"
 		passed=$((passed + 1))
 	else
-		echo "  FAIL  $name: survived in ${survived[*]}"
+		for c in "${survived[@]}"; do
+			echo "  FAIL  $name: survived (passed or skipped) in $c:"
+			grep -E "^ *(not )?ok [0-9]+ ${c#*.}\b|# ${c#*.}: pass:" "$res.log" |
+				head -5 | sed 's/^/        | /'
+		done
+		[ ${#missing[@]} -eq 0 ] || echo "  FAIL  $name: never ran, even alone: ${missing[*]} (see $res.log)"
 		failed=$((failed + 1))
 	fi
 	restore
