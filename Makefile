@@ -11,7 +11,7 @@ VARIANT ?= default
 
 export TOP BUILD TREE CCACHE_DIR
 
-.PHONY: help deps tree series kunit test check-series checkpatch mutants bisect bench clean distclean
+.PHONY: help deps tree series kunit test check-series checkpatch mutants bisect bench selftests clean distclean
 
 help:
 	@echo "Targets:"
@@ -22,7 +22,8 @@ help:
 	@echo "  make kunit         build and run the KUnit suites under QEMU for ARCH=$(ARCH)"
 	@echo "                     (x86_64 arm64 i386 arm) and VARIANT=$(VARIANT)"
 	@echo "  make test          the whole check: series applies exactly, checkpatch --strict,"
-	@echo "                     KUnit on every arch and variant, mutants; ends 'N passed, N failed'"
+	@echo "                     KUnit on every arch and variant, selftests, mutants;"
+	@echo "                     ends 'N passed, N failed'"
 	@echo "  make check-series  only: the series applies exactly and re-exports byte for byte"
 	@echo "  make checkpatch    only: scripts/checkpatch.pl --strict on patches and kunit/"
 	@echo "  make mutants       only: each ci/mutants/*.patch makes its named cases fail"
@@ -36,6 +37,12 @@ help:
 	@echo "                     ~40 min cold; not in make test); table and plot in bench/results/"
 	@echo "                     (BENCH_ROUNDS, BENCH_REPS, BENCH_MB, BENCH_SIZES, BENCH_SMP,"
 	@echo "                     BENCH_ICOUNT=0: see ci/bench.sh)"
+	@echo "  make selftests     boot stock 6.12, patched and patched + NO_PAGE_MAPCOUNT in QEMU"
+	@echo "                     with our initramfs: selftests/folio_proc_test (/proc values, COW"
+	@echo "                     reuse) and the tree's mm selftests cow, khugepaged,"
+	@echo "                     split_huge_page_test; results side by side in"
+	@echo "                     \$$(BUILD)/results/selftests/ (SELFTESTS_ARCHES, SELFTESTS_RUN,"
+	@echo "                     SELFTESTS_TIMEOUT: see ci/selftests.sh)"
 	@echo "  make clean         remove the KUnit and bench build directories and results"
 	@echo "  make distclean     remove \$$(BUILD) entirely (the tree too)"
 	@echo
@@ -74,8 +81,11 @@ bisect:
 bench:
 	@ci/bench.sh
 
+selftests:
+	@ci/selftests.sh
+
 clean:
-	rm -rf $(BUILD)/kunit $(BUILD)/results $(BUILD)/bench
+	rm -rf $(BUILD)/kunit $(BUILD)/results $(BUILD)/bench $(BUILD)/selftests
 
 distclean:
 	rm -rf $(BUILD)

@@ -39,21 +39,12 @@ done
 
 OUT=$BUILD/bench
 RES=$OUT/results
-STOCK=$BUILD/linux-stock
 mkdir -p "$OUT" "$CCACHE_DIR"
 rm -rf "$RES"
 mkdir -p "$RES"
 start=$(now)
 
-# The stock tree: the tree's 'pristine' commit, exported once.
-pristine=$(git -C "$TREE" rev-parse pristine)
-if [ "$(cat "$STOCK/.pristine" 2>/dev/null)" != "$pristine" ]; then
-	log "exporting the pristine 6.12 tree (commit 'pristine' of $TREE) to $STOCK"
-	rm -rf "$STOCK"
-	mkdir -p "$STOCK"
-	git -C "$TREE" archive pristine | tar -x -C "$STOCK" || die "exporting the pristine tree failed"
-	echo "$pristine" > "$STOCK/.pristine"
-fi
+export_stock
 
 KERNELS=(stock patched npm)
 declare -A SRC=([stock]=$STOCK [patched]=$TREE [npm]=$TREE)

@@ -27,6 +27,8 @@ rsync:rsync
 patch:patch
 /usr/lib/python3/dist-packages/ply:python3-ply
 /usr/lib/python3/dist-packages/git:python3-git
+/usr/lib/x86_64-linux-gnu/libc.a:libc6-dev
+/usr/aarch64-linux-gnu/lib/libc.a:libc6-dev-arm64-cross
 "
 # make bench only: a static C library for the benchmark (init of its
 # initramfs) and gnuplot for the plot.

@@ -49,3 +49,17 @@ now() { date +%s; }
 # How patches are exported: ci/series.sh writes them, ci/check-series.sh
 # re-exports and compares byte for byte, so both must use exactly these.
 FORMAT_PATCH=(format-patch -q --zero-commit --no-signature --full-index)
+
+# Stock 6.12 for side-by-side runs (make bench, make selftests): the
+# tree's 'pristine' commit exported to $BUILD/linux-stock, once per commit.
+STOCK=$BUILD/linux-stock
+export_stock() {
+	local pristine
+	pristine=$(git -C "$TREE" rev-parse pristine) || die "the tree $TREE has no 'pristine' tag: run make tree"
+	[ "$(cat "$STOCK/.pristine" 2>/dev/null)" = "$pristine" ] && return
+	log "exporting the pristine 6.12 tree (commit 'pristine' of $TREE) to $STOCK"
+	rm -rf "$STOCK"
+	mkdir -p "$STOCK"
+	git -C "$TREE" archive pristine | tar -x -C "$STOCK" || die "exporting the pristine tree failed"
+	echo "$pristine" > "$STOCK/.pristine"
+}

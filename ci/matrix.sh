@@ -1,6 +1,7 @@
 #!/bin/bash
 # The whole test: series applies exactly, checkpatch, the KUnit matrix
-# (every arch x every variant in kunitconfigs/variant/), the mutation check.
+# (every arch x every variant in kunitconfigs/variant/), the userspace
+# selftests on stock vs patched kernels, the mutation check.
 # Ends with one table and the line "N passed, N failed"; exits non-zero on
 # any failure.  ARCHES and VARIANTS narrow the matrix.
 . "$(dirname "$0")/lib.sh"
@@ -64,12 +65,28 @@ for variant in $VARIANTS; do
 	done
 done
 
+# Real processes on stock, patched and NO_PAGE_MAPCOUNT kernels (own builds).
+SELFTESTS_MD=$BUILD/results/selftests/selftests.md
+rm -f "$SELFTESTS_MD"
+st_arches=${SELFTESTS_ARCHES:-$(for a in $ARCHES; do case $a in x86_64|arm64) printf '%s ' "$a" ;; esac; done)}
+if [ -n "${st_arches// }" ]; then
+	SELFTESTS_ARCHES=$st_arches step "selftests (stock vs patched)" "$TOP/ci/selftests.sh"
+	[ -f "$SELFTESTS_MD" ] || notes+=("selftests wrote no report: see the output of ci/selftests.sh above")
+else
+	notes+=("selftests skipped: they run on x86_64 and arm64, and ARCHES is '$ARCHES'")
+fi
+
 step "mutants (tests catch bugs)" "$TOP/ci/mutants.sh"
 
 echo
 printf '%-30s %6s %6s %7s  %-4s %6s\n' "check" passed failed skipped "" time
 printf '%s\n' "${rows[@]}"
 echo "total time: $(( $(now) - start )) s"
+if [ -f "$SELFTESTS_MD" ]; then
+	echo
+	echo "selftests, side by side ($SELFTESTS_MD):"
+	cat "$SELFTESTS_MD"
+fi
 if [ -f "$BUILD/results/notes" ]; then
 	mapfile -t -O "${#notes[@]}" notes < "$BUILD/results/notes"
 fi
