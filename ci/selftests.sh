@@ -1,8 +1,8 @@
 #!/bin/bash
 # make selftests: real processes on real kernels.  For each architecture,
-# boot stock 6.12, patched and patched + NO_PAGE_MAPCOUNT (built by
-# ci/selftests_kernels.sh) under QEMU TCG with an initramfs whose init
-# (selftests/init.c) runs, in each kernel:
+# boot stock 6.12, patched and patched + NO_PAGE_MAPCOUNT (the matrix's
+# kernels and a stock build: ci/selftests_kernels.sh) under QEMU TCG with
+# an initramfs whose init (selftests/init.c) runs, in each kernel:
 #   - folio_proc_test (selftests/): /proc as users see a shared 64 KiB
 #     folio, and COW reuse, with the values expected of each kernel;
 #   - the 6.12 tree's own tools/testing/selftests/mm tests of this code:
@@ -78,8 +78,8 @@ userspace() {	# arch: static programs and the initramfs in $OUT/user-ARCH
 	"$OUT/gen_init_cpio" "$u/initramfs.list" > "$u/initramfs.cpio" || die "gen_init_cpio failed"
 }
 
-boot() {	# arch kernel
-	local arch=$1 k=$2 dir=$OUT/$1-$2 log=$RES/$1-$2.log t0 rc=0 qemu
+boot() {	# arch kernel build-dir
+	local arch=$1 k=$2 dir=$3 log=$RES/$1-$2.log t0 rc=0 qemu
 	local append="loglevel=5 kunit.enable=0 panic=-1 selftests.kernel=$k selftests.run=$RUN selftests.timeout=$TIMEOUT"
 	# shellcheck disable=SC2054	# the comma is part of the arm64 -cpu value
 	case $arch in
@@ -102,11 +102,11 @@ boot() {	# arch kernel
 
 for arch in $ARCHES; do
 	case $arch in x86_64|arm64) ;; *) die "make selftests runs on x86_64 and arm64, not '$arch'" ;; esac
-	"$TOP/ci/selftests_kernels.sh" "$arch" "${KERNELS[@]}"
+	"$TOP/ci/selftests_kernels.sh" "$arch" "${KERNELS[@]}" > "$OUT/$arch-kernels"
 	userspace "$arch"
-	for k in "${KERNELS[@]}"; do
-		boot "$arch" "$k"
-	done
+	while read -r k dir; do
+		boot "$arch" "$k" "$dir"
+	done < "$OUT/$arch-kernels"
 done
 
 logs=()

@@ -1,11 +1,16 @@
 #!/bin/bash
-# Build the kernels of make selftests for one architecture: stock 6.12
-# (the tree's 'pristine' commit), patched, and patched + NO_PAGE_MAPCOUNT,
-# each from the matrix config (common + arch/<ARCH> + variant/<VARIANT>)
-# plus kunitconfigs/selftests.config.  Stock gets the same fragments minus
-# the symbols it does not have (our suites, NO_PAGE_MAPCOUNT).
+# The kernels of make selftests for one architecture, from the matrix
+# config (common + arch/<ARCH> + variant/<VARIANT>; common.config has what
+# the initramfs and the selftests need):
+#   patched  the matrix's default kernel, $BUILD/kunit/ARCH-default
+#   npm      the matrix's NO_PAGE_MAPCOUNT kernel, $BUILD/kunit/ARCH-no_page_mapcount
+#   stock    stock 6.12 (the tree's 'pristine' commit) from the same
+#            fragments minus the symbols it does not have (our suites,
+#            NO_PAGE_MAPCOUNT), in $BUILD/selftests/ARCH-stock
+# After make test's KUnit rows, patched and npm are built already and this
+# only checks them (kunit.py build: make finds nothing to do).
 # Usage: ci/selftests_kernels.sh ARCH [KERNEL...]   (default: all three)
-# Kernels land in $BUILD/selftests/ARCH-KERNEL; build logs next to them.
+# Prints "KERNEL BUILD_DIR" per kernel on stdout; build logs in $BUILD/selftests.
 . "$(dirname "$0")/lib.sh"
 
 arch=${1:?usage: ci/selftests_kernels.sh ARCH [stock patched npm]}
@@ -19,7 +24,7 @@ arm64)  cross=aarch64-linux-gnu- ;;
 esac
 cfg=$TOP/kunitconfigs
 OUT=$BUILD/selftests
-mkdir -p "$OUT" "$CCACHE_DIR"
+mkdir -p "$OUT" "$CCACHE_DIR" "$BUILD/kunit"
 export_stock
 
 # Every Kconfig symbol the stock tree defines, to filter its fragment.
@@ -30,31 +35,37 @@ stock_symbols() {
 }
 
 build() {	# kernel
-	local k=$1 src=$TREE variant=default frag t0 sym
+	local k=$1 src=$TREE variant=default frag t0 sym dir
 	case $k in
 	stock)   src=$STOCK ;;
 	patched) ;;
 	npm)     variant=no_page_mapcount ;;
 	*)       die "unknown kernel '$k' (stock, patched or npm)" ;;
 	esac
-	frag=$OUT/$arch-$k.config
-	cat "$cfg/common.config" "$cfg/arch/$arch.config" "$cfg/variant/$variant.config" \
-		"$cfg/selftests.config" > "$frag"
+	args=(build --arch="$arch" --jobs="$(nproc)"
+	      --make_options="CC=ccache ${cross}gcc" --make_options="HOSTCC=ccache gcc")
+	[ -n "$cross" ] && args+=(--cross_compile="$cross")
 	if [ "$k" = stock ]; then
+		dir=$OUT/$arch-stock
+		frag=$OUT/$arch-stock.config
+		cat "$cfg/common.config" "$cfg/arch/$arch.config" "$cfg/variant/default.config" > "$frag"
 		stock_symbols
 		while read -r sym; do
 			grep -qxF "$sym" "$OUT/stock-symbols" || sed -i "/^# *$sym is not set\$/d; /^$sym=/d" "$frag"
 		done < <(grep -oE '^(# )?CONFIG_[A-Za-z0-9_]+' "$frag" | sed 's/^# //' | sort -u)
+		args+=(--build_dir="$dir" --kunitconfig="$frag")
+	else
+		# Exactly what ci/kunit.sh builds for this arch and variant.
+		dir=$BUILD/kunit/$arch-$variant
+		args+=(--build_dir="$dir" --kunitconfig="$cfg/common.config"
+		       --kunitconfig="$cfg/arch/$arch.config" --kunitconfig="$cfg/variant/$variant.config")
 	fi
-	args=(build --arch="$arch" --build_dir="$OUT/$arch-$k" --jobs="$(nproc)"
-	      --kunitconfig="$frag"
-	      --make_options="CC=ccache ${cross}gcc" --make_options="HOSTCC=ccache gcc")
-	[ -n "$cross" ] && args+=(--cross_compile="$cross")
 	t0=$(now)
-	log "selftests: building the $arch $k kernel in $OUT/$arch-$k (from $src)"
+	log "selftests: building (or checking) the $arch $k kernel in $dir (from $src)"
 	(cd "$src" && python3 tools/testing/kunit/kunit.py "${args[@]}") > "$OUT/$arch-$k.build.log" 2>&1 ||
 		die "building the $arch $k kernel failed (see $OUT/$arch-$k.build.log)"
-	log "selftests: $arch $k kernel built in $(( $(now) - t0 )) s"
+	log "selftests: $arch $k kernel ready in $(( $(now) - t0 )) s"
+	echo "$k $dir"
 }
 
 for k in "${kernels[@]}"; do
