@@ -24,15 +24,15 @@ run_mutant() {
 		"$TOP/ci/kunit.sh" "$2" "$3" >/dev/null 2>&1 || true
 }
 
-# classify JSON: sort the cases in $expect into killed (failed),
-# survived (passed or skipped) and missing (not in the results).
+# classify JSON CASE...: add each CASE to killed (it failed), survived
+# (passed or skipped) or missing (not in the results; missing is reset).
 classify() {
-	local c st
-	killed=() survived=() missing=()
-	for c in "${expect[@]}"; do
-		st=$(python3 "$TOP/ci/kunit_results.py" status "$1" 2>/dev/null |
-			awk -v c="$c" '$1 == c { print $2 }')
-		case $st in
+	local json=$1 c
+	shift
+	missing=()
+	for c in "$@"; do
+		case $(python3 "$TOP/ci/kunit_results.py" status "$json" 2>/dev/null |
+			awk -v c="$c" '$1 == c { print $2 }') in
 		FAIL) killed+=("$c") ;;
 		PASS|SKIP) survived+=("$c") ;;
 		*) missing+=("$c") ;;
@@ -76,7 +76,8 @@ for m in "$TOP"/ci/mutants/*.patch; do
 		restore
 		continue
 	fi
-	classify "$res.json"
+	killed=() survived=()
+	classify "$res.json" "${expect[@]}"
 	# A named case missing from the results did not run or was not
 	# parsed (a crash, a hang, or kunit.py losing a line): run its
 	# suites alone on the same kernel once, and judge from that run.
@@ -87,18 +88,7 @@ for m in "$TOP"/ci/mutants/*.patch; do
 		for s in $suites; do
 			run_mutant "$name.rerun-$s" "${arch:-x86_64}" "$variant" "$s"
 			rres=$BUILD/results/mutant-$name.rerun-$s.json
-			[ -s "$rres" ] || continue
-			still=()
-			for c in "${missing[@]}"; do
-				st=$(python3 "$TOP/ci/kunit_results.py" status "$rres" |
-					awk -v c="$c" '$1 == c { print $2 }')
-				case $st in
-				FAIL) killed+=("$c") ;;
-				PASS|SKIP) survived+=("$c") ;;
-				*) still+=("$c") ;;
-				esac
-			done
-			missing=("${still[@]}")
+			[ -s "$rres" ] && classify "$rres" "${missing[@]}"
 		done
 	fi
 	if [ ${#survived[@]} -eq 0 ] && [ ${#missing[@]} -eq 0 ]; then
