@@ -34,7 +34,7 @@ help:
 	@echo "                     BISECT_FROM=N starts at patch N, BISECT_VARIANT=no_page_mapcount"
 	@echo "  make bench         time munmap, fork and COW per folio size on stock 6.12, patched and"
 	@echo "                     patched + NO_PAGE_MAPCOUNT in QEMU (x86_64; ~2 min with the kernels built,"
-	@echo "                     ~40 min cold; not in make test); table and plot in bench/results/"
+	@echo "                     ~17 min cold; not in make test); table and plot in bench/results/"
 	@echo "                     (BENCH_ROUNDS, BENCH_REPS, BENCH_MB, BENCH_SIZES, BENCH_SMP,"
 	@echo "                     BENCH_ICOUNT=0: see ci/bench.sh)"
 	@echo "  make selftests     boot stock 6.12, patched and patched + NO_PAGE_MAPCOUNT in QEMU"
