@@ -13,10 +13,6 @@ export CCACHE_DIR=${CCACHE_DIR:-/var/cache/folio-owner-ccache}
 # elsewhere, such as CI's fresh clone, reuses the same cache entries.
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$BUILD}
 export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
-# make test builds about 20 kernel configurations (arches, variants, stock,
-# mutants): ccache's default 5 GB would evict the first ones before the
-# next run needs them again.
-export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-25G}
 SOURCE_TARBALL=${SOURCE_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 SOURCE_PACKAGE=linux-source-6.12
 
