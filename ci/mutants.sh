@@ -27,12 +27,12 @@ run_mutant() {
 # classify JSON CASE...: add each CASE to killed (it failed), survived
 # (passed or skipped) or missing (not in the results; missing is reset).
 classify() {
-	local json=$1 c
+	local json=$1 c st
 	shift
+	st=$(python3 "$TOP/ci/kunit_results.py" status "$json" 2>/dev/null || true)
 	missing=()
 	for c in "$@"; do
-		case $(python3 "$TOP/ci/kunit_results.py" status "$json" 2>/dev/null |
-			awk -v c="$c" '$1 == c { print $2 }') in
+		case $(awk -v c="$c" '$1 == c { print $2 }' <<<"$st") in
 		FAIL) killed+=("$c") ;;
 		PASS|SKIP) survived+=("$c") ;;
 		*) missing+=("$c") ;;
