@@ -19,6 +19,16 @@ SOURCE_PACKAGE=linux-source-6.12
 # Where the KUnit tests from kunit/ are installed inside the tree.
 KUNIT_TREE_DIR=mm/tests
 
+# The two tiers of the test (ci/matrix.sh).  The gate (make test, what
+# .ci/run runs) must finish within 45 minutes on a new 2-core machine with
+# an empty ccache: a 64-bit and a 32-bit arch in both variants, and the
+# mutants marked "Tier: gate".  The full tier (make test-full) runs every
+# arch, every variant of kunitconfigs/variant/, the selftests and every
+# mutant.
+ALL_ARCHES="x86_64 arm64 i386 arm"
+GATE_ARCHES="x86_64 i386"
+GATE_VARIANTS="default no_page_mapcount"
+
 log()  { printf '==> %s\n' "$*" >&2; }
 warn() { printf 'WARNING: %s\n' "$*" >&2; }
 die()  { printf 'ERROR: %s\n' "$*" >&2; exit 1; }

@@ -1,13 +1,30 @@
 #!/bin/bash
-# The whole test: series applies exactly, checkpatch, the KUnit matrix
-# (every arch x every variant in kunitconfigs/variant/), the userspace
-# selftests on stock vs patched kernels, the mutation check.
+# The test, in two tiers (TIER=gate or full; the tiers are defined in
+# ci/lib.sh).  Both: series applies exactly, checkpatch, the KUnit matrix,
+# the mutation check.  The gate (make test) runs the KUnit matrix on
+# GATE_ARCHES x GATE_VARIANTS and the "Tier: gate" mutants; the full tier
+# (make test-full) runs every arch x every variant in kunitconfigs/variant/,
+# the userspace selftests on stock vs patched kernels and every mutant.
 # Ends with one table and the line "N passed, N failed"; exits non-zero on
-# any failure.  ARCHES and VARIANTS narrow the matrix.
+# any failure.  ARCHES and VARIANTS override the tier's matrix.
 . "$(dirname "$0")/lib.sh"
 
-ARCHES=${ARCHES:-x86_64 arm64 i386 arm}
-VARIANTS=${VARIANTS:-$(cd "$TOP/kunitconfigs/variant" && ls ./*.config | sed 's|^\./||; s|\.config$||' | xargs)}
+TIER=${TIER:-gate}
+case $TIER in
+gate)
+	ARCHES=${ARCHES:-$GATE_ARCHES}
+	VARIANTS=${VARIANTS:-$GATE_VARIANTS}
+	export MUTANTS_TIER=${MUTANTS_TIER:-gate}
+	SELFTESTS=${SELFTESTS:-0}
+	;;
+full)
+	ARCHES=${ARCHES:-$ALL_ARCHES}
+	VARIANTS=${VARIANTS:-$(cd "$TOP/kunitconfigs/variant" && ls ./*.config | sed 's|^\./||; s|\.config$||' | xargs)}
+	SELFTESTS=${SELFTESTS:-1}
+	;;
+*)	die "unknown TIER '$TIER' (gate or full)" ;;
+esac
+log "test tier '$TIER': KUnit on $ARCHES x $VARIANTS, selftests $([ "$SELFTESTS" = 1 ] && echo on || echo off), mutants ${MUTANTS_TIER:-all}"
 start=$(now)
 rows=()
 notes=()	# what the table cannot say: failed cases, re-runs
@@ -69,14 +86,16 @@ done
 SELFTESTS_MD=$BUILD/results/selftests/selftests.md
 rm -f "$SELFTESTS_MD"
 st_arches=${SELFTESTS_ARCHES:-$(for a in $ARCHES; do case $a in x86_64|arm64) printf '%s ' "$a" ;; esac; done)}
-if [ -n "${st_arches// }" ]; then
+if [ "$SELFTESTS" != 1 ]; then
+	notes+=("selftests not run in the '$TIER' tier: make test-full runs them")
+elif [ -n "${st_arches// }" ]; then
 	SELFTESTS_ARCHES=$st_arches step "selftests (stock vs patched)" "$TOP/ci/selftests.sh"
 	[ -f "$SELFTESTS_MD" ] || notes+=("selftests wrote no report: see the output of ci/selftests.sh above")
 else
 	notes+=("selftests skipped: they run on x86_64 and arm64, and ARCHES is '$ARCHES'")
 fi
 
-step "mutants (tests catch bugs)" "$TOP/ci/mutants.sh"
+step "mutants${MUTANTS_TIER:+ ($MUTANTS_TIER tier)}" "$TOP/ci/mutants.sh"
 
 echo
 printf '%-30s %6s %6s %7s  %-4s %6s\n' "check" passed failed skipped "" time

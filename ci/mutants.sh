@@ -6,7 +6,9 @@
 # (default x86_64, default).  Prints "mutants: N passed, N failed".
 # MUTANTS="0008 0009" runs only the mutants whose names start so.
 # A mutant with a "Slow:" line (its reason) is left out of the run unless
-# MUTANTS names it or MUTANTS_SLOW=1.
+# MUTANTS names it or MUTANTS_SLOW=1.  MUTANTS_TIER=gate runs only the
+# mutants with a "Tier: gate" line (make test); a mutant whose named cases
+# are all in one suite runs that suite alone.
 . "$(dirname "$0")/lib.sh"
 
 "$TOP/ci/tree.sh"
@@ -51,6 +53,10 @@ for m in "$TOP"/ci/mutants/*.patch; do
 		done
 		[ $sel = 1 ] || continue
 	fi
+	if [ "${MUTANTS_TIER:-}" = gate ] && [ -z "${MUTANTS:-}" ] &&
+	   ! grep -q '^Tier: *gate' "$m"; then
+		continue
+	fi
 	slow=$(sed -n 's/^Slow: *//p' "$m" | head -1)
 	if [ -n "$slow" ] && [ -z "${MUTANTS:-}" ] && [ "${MUTANTS_SLOW:-0}" != 1 ]; then
 		echo "  skip  $name: slow ($slow); MUTANTS_SLOW=1 runs it"
@@ -68,7 +74,10 @@ for m in "$TOP"/ci/mutants/*.patch; do
 		restore
 		continue
 	fi
-	run_mutant "$name" "${arch:-x86_64}" "$variant" ""
+	suites=$(printf '%s\n' "${expect[@]}" | sed 's/\..*//' | sort -u)
+	only=""
+	[ "$(wc -l <<<"$suites")" -eq 1 ] && only=$suites
+	run_mutant "$name" "${arch:-x86_64}" "$variant" "$only"
 	res=$BUILD/results/mutant-$name
 	if [ ! -s "$res.json" ]; then
 		echo "  FAIL  $name: the mutated kernel did not build or run (see $res.log)"

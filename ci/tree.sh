@@ -47,8 +47,14 @@ extract() {
 }
 
 install_kunit() {
+	local f protect=()
 	mkdir -p "$TREE/$KUNIT_TREE_DIR"
-	rsync -a --delete --exclude=README.md "$TOP/kunit/" "$TREE/$KUNIT_TREE_DIR/"
+	# Test files that patches of the series add live in the same
+	# directory: --delete must leave them alone.
+	while IFS= read -r f; do
+		protect+=(--exclude="/${f#"$KUNIT_TREE_DIR"/}")
+	done < <(git -C "$TREE" ls-files -- "$KUNIT_TREE_DIR")
+	rsync -a --delete --exclude=README.md "${protect[@]}" "$TOP/kunit/" "$TREE/$KUNIT_TREE_DIR/"
 }
 
 if [ ! -d "$TREE/.git" ] || ! "${GIT[@]}" rev-parse -q --verify pristine >/dev/null ||

@@ -294,6 +294,86 @@ static void pagemap_of_small_folio(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, proc_nr_exclusive(test, f, parent, 0, 1), 1);
 }
 
+/*
+ * The zero pages: a read fault of an anonymous range maps the shared zero
+ * page (PTE) or the huge zero folio (PMD, THP "always" and use_zero_page),
+ * neither of which is rmapped.  Read through the real page walk of
+ * /proc/PID/pagemap (pagemap_ops) on the MM's real page tables, no page of
+ * them may be reported exclusive: every process that read-faults maps them.
+ */
+struct proc_zero_case {
+	const char *name;
+	bool huge;
+};
+
+static const struct proc_zero_case proc_zero_cases[] = {
+	{ "huge zero folio (PMD)", true },
+	{ "zero page (PTE)", false },
+};
+
+static void proc_zero_case_desc(const struct proc_zero_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(proc_zero, proc_zero_cases, proc_zero_case_desc);
+
+/* Read-fault @addr in @m as a remote access would, under the mmap lock. */
+static vm_fault_t proc_read_fault(struct ffx_mm *m, unsigned long addr)
+{
+	vm_fault_t ret;
+
+	mmap_read_lock(m->mm);
+	ret = handle_mm_fault(m->vma, addr, FAULT_FLAG_REMOTE, NULL);
+	mmap_read_unlock(m->mm);
+	return ret;
+}
+
+static void pagemap_never_reports_zero_page_exclusive(struct kunit *test)
+{
+	const struct proc_zero_case *c = test->param_value;
+	struct ffx *fx = ffx_init(test);
+	struct ffx_mm *m = ffx_mm_create(fx, "reader");
+	unsigned long addr = FFX_VMA_START, nr = PMD_SIZE >> PAGE_SHIFT;
+	struct pagemapread pm = { .show_pfn = true, .len = nr };
+	unsigned long i, pfn, excl = 0;
+	struct folio *folio;
+	vm_fault_t ret;
+
+	/* Without THP for this MM, the read fault maps the small zero page. */
+	if (!c->huge)
+		set_bit(MMF_DISABLE_THP, &m->mm->flags);
+	ret = proc_read_fault(m, addr);
+	KUNIT_ASSERT_FALSE_MSG(test, ret & VM_FAULT_ERROR,
+			       "read fault failed: %#x", ret);
+
+	pm.buffer = kunit_kcalloc(test, nr, PM_ENTRY_BYTES, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pm.buffer);
+	mmap_read_lock(m->mm);
+	walk_page_range(m->mm, addr, addr + PMD_SIZE, &pagemap_ops, &pm);
+	mmap_read_unlock(m->mm);
+	KUNIT_ASSERT_GE(test, pm.pos, 1);
+	KUNIT_ASSERT_TRUE(test, pm.buffer[0].pme & PM_PRESENT);
+
+	pfn = pm.buffer[0].pme & PM_PFRAME_MASK;
+	folio = pfn_folio(pfn);
+	if (c->huge && !is_huge_zero_folio(folio))
+		kunit_skip(test, "the read fault did not map the huge zero folio (pfn %#lx): THP or its zero page is off",
+			   pfn);
+	if (!c->huge)
+		KUNIT_ASSERT_TRUE(test, is_zero_pfn(pfn));
+
+	for (i = 0; i < pm.pos; i++)
+		if (pm.buffer[i].pme & PM_MMAP_EXCLUSIVE)
+			excl++;
+	KUNIT_EXPECT_EQ_MSG(test, excl, 0,
+			    "%lu of %d pagemap entries of the %s are exclusive",
+			    excl, pm.pos, c->name);
+	/* The huge zero folio is mapped whole: all entries were walked. */
+	if (c->huge)
+		KUNIT_EXPECT_EQ(test, pm.pos, (int)nr);
+}
+
 static struct kunit_case proc_pagemap_cases[] = {
 	KUNIT_CASE_PARAM(pagemap_reports_sole_mapper_as_exclusive,
 			 ffx_shape_gen_params),
@@ -305,6 +385,8 @@ static struct kunit_case proc_pagemap_cases[] = {
 	KUNIT_CASE_PARAM(pagemap_of_untracked_sole_survivor,
 			 ffx_shape_gen_params),
 	KUNIT_CASE(pagemap_of_small_folio),
+	KUNIT_CASE_PARAM(pagemap_never_reports_zero_page_exclusive,
+			 proc_zero_gen_params),
 	{}
 };
 

@@ -17,6 +17,10 @@
  * And for a write fault after the other MM is gone: the patched kernels
  * reuse the exclusive folio in place (same PFN); stock copies the page.
  *
+ * And the zero pages, which every process that read-faults maps and none
+ * owns: pagemap must never report a page of the small or the huge zero
+ * page PM_MMAP_EXCLUSIVE, before or after fork, on any kernel.
+ *
  * The kernel is named by FOLIO_KERNEL (stock, patched or npm), which the
  * init of the initramfs (selftests/init.c) takes from the kernel command
  * line.  Output is TAP.
@@ -43,6 +47,7 @@
 #define KPF_COMPOUND_HEAD	15
 #define KPF_COMPOUND_TAIL	16
 #define KPF_THP			22
+#define KPF_ZERO_PAGE		24
 
 static long page_size;
 static size_t folio_size;
@@ -431,6 +436,108 @@ static void test_child_reuse(void)
 	       after == before ? "reused" : "copied", reuses ? "reuse" : "a copy", kernel);
 }
 
+/* The size of a PMD-mapped THP, as the kernel tells. */
+static size_t pmd_size(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+	unsigned long sz = 0;
+
+	if (!f || fscanf(f, "%lu", &sz) != 1 || !sz)
+		bail("cannot read hpage_pmd_size");
+	fclose(f);
+	return sz;
+}
+
+static void skip(const char *step, const char *what, const char *why)
+{
+	printf("ok %d %s: %s # SKIP %s\n", ++test_nr, step, what, why);
+}
+
+/*
+ * Read-fault @size bytes at a @size-aligned address (@advice: MADV_HUGEPAGE
+ * for the huge zero folio, MADV_NOHUGEPAGE for the zero page) and check that
+ * pagemap reports no page of it exclusive, before fork, in the child and in
+ * the parent while the child lives.  Four cases.
+ */
+static void test_zero_page(const char *step, size_t size, int advice)
+{
+	static const char *const whens[] = { "before fork", "in the child", "in the parent after fork" };
+	int go[2], res[2], w;
+	uint64_t pfn, flags;
+	char *raw, *area;
+	bool huge = advice == MADV_HUGEPAGE, zero;
+	pid_t pid = -1;
+	size_t i;
+
+	raw = mmap(NULL, 2 * size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED)
+		bail("mmap: %s", strerror(errno));
+	area = (char *)(((uintptr_t)raw + size - 1) & ~(size - 1));
+	if (madvise(area, size, advice))
+		bail("madvise: %s", strerror(errno));
+	for (i = 0; i < size; i += page_size)
+		if (((volatile char *)area)[i])
+			bail("the zero page is not zero");
+	pfn = pfn_of(area);
+	flags = read_u64("/proc/kpageflags", pfn);
+	zero = flags & (1ULL << KPF_ZERO_PAGE);
+	if (huge)
+		zero = zero && (flags & (1ULL << KPF_THP));
+	result(zero, step, "the read fault mapped the zero page",
+	       "pfn %#" PRIx64 " kpageflags %#" PRIx64, pfn, flags);
+	if (!zero) {
+		for (w = 0; w < 3; w++)
+			skip(step, whens[w], "no zero page mapped (THP or use_zero_page off?)");
+		munmap(raw, 2 * size);
+		return;
+	}
+
+	if (pipe(go) || pipe(res))
+		bail("pipe: %s", strerror(errno));
+	for (w = 0; w < 3; w++) {
+		size_t excl = 0, diff = 0;
+
+		if (w == 1) {
+			pid = fork();
+			if (pid < 0)
+				bail("fork: %s", strerror(errno));
+			if (!pid) {
+				/* The child counts and reports, then waits to be told to go. */
+				char c;
+
+				/* The same zero page as the parent's. */
+				for (i = 0; i < size; i += page_size) {
+					excl += !!(pagemap(area + i) & PM_MMAP_EXCL);
+					diff += pfn_of(area + i) != pfn + i / page_size;
+				}
+				if (write(res[1], &excl, sizeof(excl)) != sizeof(excl) ||
+				    write(res[1], &diff, sizeof(diff)) != sizeof(diff) ||
+				    read(go[0], &c, 1) != 1)
+					_exit(1);
+				_exit(0);
+			}
+			if (read(res[0], &excl, sizeof(excl)) != sizeof(excl) ||
+			    read(res[0], &diff, sizeof(diff)) != sizeof(diff))
+				bail("the child does not answer");
+		} else {
+			for (i = 0; i < size; i += page_size)
+				excl += !!(pagemap(area + i) & PM_MMAP_EXCL);
+		}
+		result(!excl && !diff, step, whens[w],
+		       "%zu of %zu pages reported PM_MMAP_EXCLUSIVE, %zu pages not at the zero page's pfn",
+		       excl, size / page_size, diff);
+	}
+	if (write(go[1], "g", 1) != 1)
+		bail("cannot release the child");
+	waitpid(pid, NULL, 0);
+	close(go[0]);
+	close(go[1]);
+	close(res[0]);
+	close(res[1]);
+	munmap(raw, 2 * size);
+}
+
 int main(void)
 {
 	char path[128];
@@ -450,7 +557,7 @@ int main(void)
 	per_page = strcmp(kernel, "npm") != 0;
 	reuses = strcmp(kernel, "stock") != 0;
 
-	printf("TAP version 13\n1..22\n");
+	printf("TAP version 13\n1..30\n");
 	printf("# kernel %s: %s per-page mapcounts, %s exclusive large folios\n",
 	       kernel, per_page ? "with" : "without", reuses ? "reuses" : "copies from");
 
@@ -471,5 +578,7 @@ int main(void)
 
 	test_shared_accounting();
 	test_child_reuse();
+	test_zero_page("huge zero page", pmd_size(), MADV_HUGEPAGE);
+	test_zero_page("zero page", page_size, MADV_NOHUGEPAGE);
 	return failures ? 1 : 0;
 }
