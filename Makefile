@@ -11,7 +11,7 @@ VARIANT ?= default
 
 export TOP BUILD TREE CCACHE_DIR
 
-.PHONY: help deps tree series kunit test test-full check-series checkpatch mutants bisect bench selftests clean distclean
+.PHONY: help deps tree series kunit test test-full mainline-diff distro-config check-series checkpatch mutants bisect bench selftests clean distclean
 
 help:
 	@echo "Targets:"
@@ -42,9 +42,18 @@ help:
 	@echo "  make selftests     boot stock 6.12, patched and patched + NO_PAGE_MAPCOUNT in QEMU"
 	@echo "                     with our initramfs: selftests/folio_proc_test (/proc values, COW"
 	@echo "                     reuse) and the tree's mm selftests cow, khugepaged,"
-	@echo "                     split_huge_page_test; results side by side in"
+	@echo "                     split_huge_page_test; on x86_64 also boots them with"
+	@echo "                     hugetlb_free_vmemmap=on (alone, + init_on_free=1, + debug_pagealloc=on)"
+	@echo "                     and page_owner=on (+ slub_min_order=3) running kpage_scan_test and"
+	@echo "                     the HugeTLB selftests; results side by side in"
 	@echo "                     \$$(BUILD)/results/selftests/ (SELFTESTS_ARCHES, SELFTESTS_RUN,"
-	@echo "                     SELFTESTS_TIMEOUT: see ci/selftests.sh)"
+	@echo "                     SELFTESTS_GROUPS, SELFTESTS_TIMEOUT: see ci/selftests.sh)"
+	@echo "  make mainline-diff fetch Debian's linux-source-7.3 (upstream's implementation) into"
+	@echo "                     \$$(BUILD)/mainline and compare every function, struct, macro and"
+	@echo "                     Kconfig entry the series changes with it: table and diffs in"
+	@echo "                     \$$(BUILD)/results/mainline-diff (docs/mainline-record.md explains them)"
+	@echo "  make distro-config compile every file the series changes with Debian's amd64 config"
+	@echo "                     (linux-config-6.12), both variants, -Werror (in make test-full)"
 	@echo "  make clean         remove the KUnit and bench build directories and results"
 	@echo "  make distclean     remove \$$(BUILD) entirely (the tree too)"
 	@echo
@@ -82,6 +91,12 @@ mutants:
 BISECT_ARCHES ?= x86_64 i386
 bisect:
 	@ci/bisect.sh $(BISECT_ARCHES)
+
+mainline-diff:
+	@ci/mainline.sh
+
+distro-config:
+	@ci/distro_config.sh
 
 bench:
 	@ci/bench.sh

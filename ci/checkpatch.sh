@@ -1,7 +1,8 @@
 #!/bin/bash
 # Run scripts/checkpatch.pl --strict on every patch of the series and on the
 # KUnit sources.  A warning that is justified is listed, with its reason, in
-# patches/checkpatch-exceptions as "FILE TYPE reason..." and is not counted.
+# patches/checkpatch-exceptions as "FILE TYPE reason..." (FILE "*": every
+# file) and is not counted.
 # Prints one line per file and "checkpatch: N passed, N failed".
 . "$(dirname "$0")/lib.sh"
 
@@ -17,7 +18,7 @@ check() {	# name, checkpatch args...
 	out=$(cd "$TREE" && perl scripts/checkpatch.pl --strict --terse --show-types --no-summary "$@" 2>&1) || true
 	types=$(sed -n 's/^[^:]*:[0-9]*: [A-Z]*:\([A-Z0-9_]*\):.*/\1/p; s/^[^:]*: [A-Z]*:\([A-Z0-9_]*\):.*/\1/p' <<<"$out" | sort -u)
 	for t in $types; do
-		if [ -f "$exceptions" ] && awk -v f="$name" -v t="$t" '$1 == f && $2 == t { found = 1 } END { exit !found }' "$exceptions"; then
+		if [ -f "$exceptions" ] && awk -v f="$name" -v t="$t" '($1 == f || $1 == "*") && $2 == t { found = 1 } END { exit !found }' "$exceptions"; then
 			continue
 		fi
 		bad+=("$t")

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Install (or name) the Debian packages the project needs.
-# Usage: ci/deps.sh [bench]    bench: also what make bench needs
+# Usage: ci/deps.sh [bench|distro]    bench: also what make bench needs;
+#                                    distro: also Debian's kernel configs
 . "$(dirname "$0")/lib.sh"
 
 # command-or-file : package
@@ -36,7 +37,12 @@ BENCH_NEEDS="
 /usr/lib/x86_64-linux-gnu/libc.a:libc6-dev
 gnuplot:gnuplot-nox
 "
+# make distro-config only: Debian's own kernel configs.
+DISTRO_NEEDS="
+/usr/src/linux-config-6.12/config.amd64_none_amd64.xz:linux-config-6.12
+"
 [ "${1:-}" = bench ] && NEEDS="$NEEDS $BENCH_NEEDS"
+[ "${1:-}" = distro ] && NEEDS="$NEEDS $DISTRO_NEEDS"
 
 missing=()
 for n in $NEEDS; do

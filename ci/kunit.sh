@@ -49,7 +49,7 @@ args=(run --arch="$arch" --build_dir="$out" --jobs="$(nproc)"
 [ -n "$cross" ] && args+=(--cross_compile="$cross")
 # Cases marked slow (KUNIT_CASE_SLOW ...) run only with SLOW=1.
 [ "${SLOW:-0}" = 1 ] || args+=(--filter="speed>slow")
-# KUNIT_ARGS: more kunit.py options, e.g. "--kernel_args=folio_owner_trace_kunit.seed=7".
+# KUNIT_ARGS: more kunit.py options, e.g. "--kernel_args=folio_owner_trace.seed=7".
 # shellcheck disable=SC2206
 [ -n "${KUNIT_ARGS:-}" ] && args+=(${KUNIT_ARGS})
 

@@ -4,7 +4,8 @@
 # the mutation check.  The gate (make test) runs the KUnit matrix on
 # GATE_ARCHES x GATE_VARIANTS and the "Tier: gate" mutants; the full tier
 # (make test-full) runs every arch x every variant in kunitconfigs/variant/,
-# the userspace selftests on stock vs patched kernels and every mutant.
+# the userspace selftests on stock vs patched kernels, the build with
+# Debian's own config (ci/distro_config.sh) and every mutant.
 # Ends with one table and the line "N passed, N failed"; exits non-zero on
 # any failure.  ARCHES and VARIANTS override the tier's matrix.
 . "$(dirname "$0")/lib.sh"
@@ -93,6 +94,10 @@ elif [ -n "${st_arches// }" ]; then
 	[ -f "$SELFTESTS_MD" ] || notes+=("selftests wrote no report: see the output of ci/selftests.sh above")
 else
 	notes+=("selftests skipped: they run on x86_64 and arm64, and ARCHES is '$ARCHES'")
+fi
+
+if [ "$TIER" = full ]; then
+	step "distro config (Debian amd64)" "$TOP/ci/distro_config.sh"
 fi
 
 step "mutants${MUTANTS_TIER:+ ($MUTANTS_TIER tier)}" "$TOP/ci/mutants.sh"

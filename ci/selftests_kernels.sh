@@ -7,8 +7,8 @@
 #   stock    stock 6.12 (the tree's 'pristine' commit) from the same
 #            fragments minus the symbols it does not have (our suites,
 #            NO_PAGE_MAPCOUNT), in $BUILD/selftests/ARCH-stock
-# After make test's KUnit rows, patched and npm are built already and this
-# only checks them (kunit.py build: make finds nothing to do).
+# After make test-full's KUnit rows, patched and npm are built already and
+# this only checks them (kunit.py build: make finds nothing to do).
 # Usage: ci/selftests_kernels.sh ARCH [KERNEL...]   (default: all three)
 # Prints "KERNEL BUILD_DIR" per kernel on stdout; build logs in $BUILD/selftests.
 . "$(dirname "$0")/lib.sh"

@@ -358,7 +358,8 @@ static void pagemap_never_reports_zero_page_exclusive(struct kunit *test)
 	pfn = pm.buffer[0].pme & PM_PFRAME_MASK;
 	folio = pfn_folio(pfn);
 	if (c->huge && !is_huge_zero_folio(folio))
-		kunit_skip(test, "the read fault did not map the huge zero folio (pfn %#lx): THP or its zero page is off",
+		kunit_skip(test,
+			   "no huge zero folio mapped (pfn %#lx): THP or use_zero_page off",
 			   pfn);
 	if (!c->huge)
 		KUNIT_ASSERT_TRUE(test, is_zero_pfn(pfn));
