@@ -53,10 +53,10 @@ declare -A VARIANT=([stock]="" [patched]="" [npm]=no_page_mapcount)
 build_kernel() {	# name
 	local name=$1 t0 args
 	t0=$(now)
-	args=(build --arch=x86_64 --build_dir="$OUT/$name" --jobs="$(nproc)"
+	mapfile -t args < <(kunit_build_args x86_64)
+	args=(build "${args[@]}" --build_dir="$OUT/$name"
 	      --kunitconfig="$TOP/kunitconfigs/arch/x86_64.config"
-	      --kunitconfig="$TOP/kunitconfigs/bench.config"
-	      --make_options="CC=ccache gcc" --make_options="HOSTCC=ccache gcc")
+	      --kunitconfig="$TOP/kunitconfigs/bench.config")
 	[ -n "${VARIANT[$name]}" ] &&
 		args+=(--kunitconfig="$TOP/kunitconfigs/variant/${VARIANT[$name]}.config")
 	log "bench: building the $name kernel in $OUT/$name (from ${SRC[$name]})"

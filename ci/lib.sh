@@ -76,3 +76,61 @@ export_stock() {
 	git -C "$TREE" archive pristine | tar -x -C "$STOCK" || die "exporting the pristine tree failed"
 	echo "$pristine" > "$STOCK/.pristine"
 }
+
+# --- The kunit.py options of the project's kernels, composed here only ---
+# (ci/kunit.sh, ci/selftests_kernels.sh, ci/bench.sh and, through
+# ci/kunit.sh, the mutants and the CI workflow use these.)
+
+# cross_compile ARCH: the cross compiler prefix (empty: the host's gcc).
+cross_compile() {
+	case $1 in
+	x86_64|i386) echo ;;
+	arm64)       echo aarch64-linux-gnu- ;;
+	arm)         echo arm-linux-gnueabihf- ;;
+	*)           die "unknown ARCH '$1' (x86_64, arm64, i386 or arm)" ;;
+	esac
+}
+
+# kunit_config_files ARCH VARIANT: the Kconfig fragments of the matrix's
+# kernel, in order: common, the arch's, every kunitconfigs/extra/ fragment
+# whose "# Arches:" line names ARCH, the variant's.
+kunit_config_files() {
+	local arch=$1 variant=$2 cfg=$TOP/kunitconfigs f only
+	[ -f "$cfg/arch/$arch.config" ] || die "no kunitconfigs/arch/$arch.config"
+	[ -f "$cfg/variant/$variant.config" ] ||
+		die "unknown VARIANT '$variant' (have: $(cd "$cfg/variant" && ls | sed 's/\.config$//' | xargs))"
+	echo "$cfg/common.config"
+	echo "$cfg/arch/$arch.config"
+	for f in "$cfg"/extra/*.config; do
+		[ -e "$f" ] || continue
+		only=$(sed -n 's/^# Arches: *//p' "$f" | head -1)
+		case " $only " in *" $arch "*) echo "$f" ;; esac
+	done
+	echo "$cfg/variant/$variant.config"
+}
+
+# kunit_build_args ARCH: how kunit.py builds for ARCH (one per line).
+kunit_build_args() {
+	local cross
+	cross=$(cross_compile "$1")
+	echo "--arch=$1"
+	echo "--jobs=$(nproc)"
+	echo "--make_options=CC=ccache ${cross}gcc"
+	echo "--make_options=HOSTCC=ccache gcc"
+	[ -z "$cross" ] || echo "--cross_compile=$cross"
+}
+
+# kunit_run_args ARCH: what QEMU and the kernel get (one per line).
+#  -smp 4: with one CPU bit_spin_lock() takes no lock at all, and the
+#   folio_owner_concurrency suite runs a kthread on each of 3 CPUs.
+#  tsc=unstable (x86): under TCG the TSC's refined calibration finishes a
+#   second or more into the boot, while the suites run, and its two
+#   messages ("tsc: Refined TSC clocksource calibration", "clocksource:
+#   Switched to clocksource tsc") landed inside the KTAP output, where
+#   kunit.py took them for missing subtests.  Without the TSC the kernel
+#   settles on its clocksource before the suites start.
+kunit_run_args() {
+	echo "--qemu_args=-smp 4 -m 1024"
+	case $1 in x86_64|i386) echo "--kernel_args=tsc=unstable" ;; esac
+}
+

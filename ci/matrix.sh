@@ -31,7 +31,7 @@ rows=()
 notes=()	# what the table cannot say: failed cases, re-runs
 mkdir -p "$BUILD/results"
 rm -f "$BUILD/results/notes"
-passed=0 failed=0 skipped=0
+passed=0 failed=0 skipped=0 reruns=0
 
 step() {	# label, command...: one passed/failed check
 	local label=$1 t0 rc=0
@@ -51,6 +51,7 @@ step() {	# label, command...: one passed/failed check
 step "tree (extract + git am)" "$TOP/ci/tree.sh"
 step "series applies exactly" "$TOP/ci/check-series.sh"
 step "checkpatch --strict" "$TOP/ci/checkpatch.sh"
+step "lint (shellcheck, actionlint)" "$TOP/ci/lint.sh"
 
 # A variant whose file has an "# Arches: ..." line runs on those arches only.
 variant_arches() {
@@ -78,7 +79,12 @@ for variant in $VARIANTS; do
 			cases=$(python3 "$TOP/ci/kunit_results.py" failed "$BUILD/results/$arch-$variant.json" 2>/dev/null | xargs || true)
 			notes+=("$arch/$variant failed: ${cases:-no case failed (build, kernel warning or time-out: see $BUILD/results/$arch-$variant.log)}")
 		fi
-		rows+=("$(printf '%-30s %6s %6s %7s  %-4s %5ss' "kunit $arch $variant" "$p" "$f" "$s" $r $(( $(now) - t0 )))")
+		label="kunit $arch $variant"
+		if [ -f "$BUILD/results/$arch-$variant.run1.log" ]; then
+			label="$label (re-run)"
+			reruns=$((reruns + 1))
+		fi
+		rows+=("$(printf '%-30s %6s %6s %7s  %-4s %5ss' "$label" "$p" "$f" "$s" $r $(( $(now) - t0 )))")
 		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 	done
 done
@@ -105,7 +111,7 @@ step "mutants${MUTANTS_TIER:+ ($MUTANTS_TIER tier)}" "$TOP/ci/mutants.sh"
 echo
 printf '%-30s %6s %6s %7s  %-4s %6s\n' "check" passed failed skipped "" time
 printf '%s\n' "${rows[@]}"
-echo "total time: $(( $(now) - start )) s"
+echo "total time: $(( $(now) - start )) s; KUnit kernels re-run after a lost KTAP line: $reruns"
 if [ -f "$SELFTESTS_MD" ]; then
 	echo
 	echo "selftests, side by side ($SELFTESTS_MD):"

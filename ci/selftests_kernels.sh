@@ -1,7 +1,7 @@
 #!/bin/bash
 # The kernels of make selftests for one architecture, from the matrix
-# config (common + arch/<ARCH> + variant/<VARIANT>; common.config has what
-# the initramfs and the selftests need):
+# config (kunit_config_files in ci/lib.sh; common.config has what the
+# initramfs and the selftests need):
 #   patched  the matrix's default kernel, $BUILD/kunit/ARCH-default
 #   npm      the matrix's NO_PAGE_MAPCOUNT kernel, $BUILD/kunit/ARCH-no_page_mapcount
 #   stock    stock 6.12 (the tree's 'pristine' commit) from the same
@@ -18,11 +18,9 @@ shift
 kernels=("${@:-stock patched npm}")
 read -r -a kernels <<<"${kernels[*]}"
 case $arch in
-x86_64) cross= ;;
-arm64)  cross=aarch64-linux-gnu- ;;
-*)      die "make selftests runs on x86_64 and arm64, not '$arch'" ;;
+x86_64|arm64) ;;
+*) die "make selftests runs on x86_64 and arm64, not '$arch'" ;;
 esac
-cfg=$TOP/kunitconfigs
 OUT=$BUILD/selftests
 mkdir -p "$OUT" "$CCACHE_DIR" "$BUILD/kunit"
 export_stock
@@ -42,13 +40,13 @@ build() {	# kernel
 	npm)     variant=no_page_mapcount ;;
 	*)       die "unknown kernel '$k' (stock, patched or npm)" ;;
 	esac
-	args=(build --arch="$arch" --jobs="$(nproc)"
-	      --make_options="CC=ccache ${cross}gcc" --make_options="HOSTCC=ccache gcc")
-	[ -n "$cross" ] && args+=(--cross_compile="$cross")
+	mapfile -t args < <(kunit_build_args "$arch")
+	mapfile -t configs < <(kunit_config_files "$arch" "$variant")
+	args=(build "${args[@]}")
 	if [ "$k" = stock ]; then
 		dir=$OUT/$arch-stock
 		frag=$OUT/$arch-stock.config
-		cat "$cfg/common.config" "$cfg/arch/$arch.config" "$cfg/variant/default.config" > "$frag"
+		cat "${configs[@]}" > "$frag"
 		stock_symbols
 		while read -r sym; do
 			grep -qxF "$sym" "$OUT/stock-symbols" || sed -i "/^# *$sym is not set\$/d; /^$sym=/d" "$frag"
@@ -57,8 +55,10 @@ build() {	# kernel
 	else
 		# Exactly what ci/kunit.sh builds for this arch and variant.
 		dir=$BUILD/kunit/$arch-$variant
-		args+=(--build_dir="$dir" --kunitconfig="$cfg/common.config"
-		       --kunitconfig="$cfg/arch/$arch.config" --kunitconfig="$cfg/variant/$variant.config")
+		args+=(--build_dir="$dir")
+		for c in "${configs[@]}"; do
+			args+=(--kunitconfig="$c")
+		done
 	fi
 	t0=$(now)
 	log "selftests: building (or checking) the $arch $k kernel in $dir (from $src)"
