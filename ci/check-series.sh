@@ -12,6 +12,7 @@ fail() { echo "series: FAIL: $*"; exit 1; }
 mapfile -t listed < <(series_patches | xargs -rn1 basename)
 for f in "$TOP"/patches/*.patch; do
 	[ -e "$f" ] || continue
+	[ "$(basename "$f")" = "$COVER_LETTER" ] && continue
 	[[ " ${listed[*]} " == *" $(basename "$f") "* ]] || fail "$(basename "$f") is not named in patches/series"
 done
 
@@ -41,4 +42,12 @@ for name in "${listed[@]}"; do
 		fail "$name does not apply exactly (offset, fuzz or a stale export):
 $(diff -u "$TOP/patches/$name" "$out/$exported" | head -20)"
 done
-echo "series: ok (${#listed[@]} patches apply exactly to $SOURCE_PACKAGE)"
+# The cover letter: what make series writes for this series, to the byte
+# (its patch list, subjects, diffstat and benchmark table follow the series).
+[ -f "$TOP/patches/$COVER_LETTER" ] || fail "patches/$COVER_LETTER is missing: run make series"
+mkdir -p "$out/cover"
+write_cover_letter "$wt" "$out/cover"
+cmp -s "$out/cover/$COVER_LETTER" "$TOP/patches/$COVER_LETTER" ||
+	fail "patches/$COVER_LETTER is stale (make series rewrites it):
+$(diff -u "$TOP/patches/$COVER_LETTER" "$out/cover/$COVER_LETTER" | head -20)"
+echo "series: ok (${#listed[@]} patches apply exactly to $SOURCE_PACKAGE; the cover letter is current)"

@@ -63,6 +63,28 @@ now() { date +%s; }
 # re-exports and compares byte for byte, so both must use exactly these.
 FORMAT_PATCH=(format-patch -q --zero-commit --no-signature --full-index)
 
+# write_cover_letter TREE DIR: write DIR/0000-cover-letter.patch, the cover
+# letter of the series TREE holds on top of 'pristine', as git format-patch
+# --cover-letter writes it, filled in by ci/cover_letter.py from
+# patches/cover-letter.txt, the patches and bench/results/bench.md.  Its
+# date is the last patch's, so that it re-exports byte for byte.
+COVER_LETTER=0000-cover-letter.patch
+write_cover_letter() {
+	local tree=$1 dir=$2 tmp date p patches=()
+	tmp=$(mktemp -d)
+	git -C "$tree" "${FORMAT_PATCH[@]}" --cover-letter -o "$tmp" pristine..HEAD
+	date=$(git -C "$tree" log -1 --format=%aD HEAD)
+	sed -i "0,/^Date: /s/^Date: .*/Date: $date/" "$tmp/$COVER_LETTER"
+	for p in "$tmp"/*.patch; do
+		[ "$p" = "$tmp/$COVER_LETTER" ] || patches+=("$p")
+	done
+	python3 "$TOP/ci/cover_letter.py" "$tmp/$COVER_LETTER" "$TOP/patches/cover-letter.txt" \
+		"$TOP/bench/results/bench.md" "${patches[@]}" ||
+		{ rm -rf "$tmp"; die "writing the cover letter failed"; }
+	mv "$tmp/$COVER_LETTER" "$dir/$COVER_LETTER"
+	rm -rf "$tmp"
+}
+
 # Stock 6.12 for side-by-side runs (make bench, make selftests): the
 # tree's 'pristine' commit exported to $BUILD/linux-stock, once per commit.
 STOCK=$BUILD/linux-stock

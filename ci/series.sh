@@ -1,6 +1,7 @@
 #!/bin/bash
-# Export the commits on top of "pristine" in the tree as patches/NNNN-*.patch
-# and regenerate patches/series.  Work in the tree with git (commit, rebase
+# Export the commits on top of "pristine" in the tree as patches/NNNN-*.patch,
+# regenerate patches/series and the cover letter (patches/0000-cover-letter.patch,
+# which patches/series does not name: git am does not apply it).  Work in the tree with git (commit, rebase
 # -i, commit --amend), then run this.
 . "$(dirname "$0")/lib.sh"
 
@@ -19,5 +20,6 @@ git -C "$TREE" "${FORMAT_PATCH[@]}" \
 rm -f "$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch
 cp "$tmp"/*.patch "$TOP/patches/"
 (cd "$tmp" && ls -1 ./*.patch | sed 's|^\./||') > "$TOP/patches/series"
+write_cover_letter "$TREE" "$TOP/patches"
 echo "$(series_digest) $(git -C "$TREE" rev-parse HEAD)" > "$TREE/.git/folio-owner-applied"
 log "exported $n patches to patches/ (see patches/series)"
