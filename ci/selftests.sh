@@ -7,7 +7,8 @@
 #     folio, and COW reuse, with the values expected of each kernel;
 #   - the 6.12 tree's own tools/testing/selftests/mm tests of this code:
 #     split_huge_page_test, khugepaged (PMD and order-2 mTHP), cow.
-# On x86_64, the same three kernels boot again with the options users set
+# On x86_64, the same three kernels (and, in the HVO groups, the patched
+# kernel built without DEBUG_VM, "prod") boot again with the options users set
 # and debug with (BOOT_GROUPS below: HVO with hugetlb_free_vmemmap=on, alone
 # and with init_on_free=1 or debug_pagealloc=on; page_owner=on with and
 # without slub_min_order=3) and run folio_proc_test, selftests/
@@ -105,7 +106,8 @@ userspace() {	# arch: static programs and the initramfs in $OUT/user-ARCH
 boot() {	# arch kernel build-dir [group run-list kernel-arguments]
 	local arch=$1 k=$2 dir=$3 group=${4:-} run=${5:-$RUN} extra=${6:-} t0 rc=0 qemu
 	local log=$RES/$1${group:+-$group}-$2.log
-	local append="loglevel=5 kunit.enable=0 panic=-1 $extra selftests.kernel=$k selftests.run=$run selftests.timeout=$TIMEOUT"
+	# prod is the patched kernel without DEBUG_VM: the tests expect patched.
+	local append="loglevel=5 kunit.enable=0 panic=-1 $extra selftests.kernel=${k/prod/patched} selftests.run=$run selftests.timeout=$TIMEOUT"
 	# shellcheck disable=SC2054	# the comma is part of the arm64 -cpu value
 	case $arch in
 	x86_64) qemu=(qemu-system-x86_64 -bios qboot.rom -kernel "$dir/arch/x86/boot/bzImage")
@@ -144,10 +146,19 @@ if [[ " $ARCHES " == *" x86_64 "* ]] && [ "${SELFTESTS_GROUPS:-all}" != none ]; 
 		esac
 	done
 fi
+# The HVO groups also boot the patched kernel without DEBUG_VM ("prod"):
+# the production-like build, where nothing reports a bad page.
+if [[ " ${groups[*]%%|*} " == *" hvo"* ]]; then
+	"$TOP/ci/selftests_kernels.sh" x86_64 prod > "$OUT/x86_64-prod-kernel"
+fi
+group_kernels() {	# group name: its kernels' names
+	case $1 in hvo*) echo "${KERNELS[*]} prod" ;; *) echo "${KERNELS[*]}" ;; esac
+}
 for g in "${groups[@]}"; do
 	while read -r k dir; do
+		[[ " $(group_kernels "${g%%|*}") " == *" $k "* ]] || continue
 		boot x86_64 "$k" "$dir" "${g%%|*}" "$GROUP_RUN" "${g#*|}"
-	done < "$OUT/x86_64-kernels"
+	done < <(cat "$OUT/x86_64-kernels" "$OUT/x86_64-prod-kernel" 2>/dev/null)
 done
 
 logs=()
@@ -157,7 +168,7 @@ for arch in $ARCHES; do
 	done
 done
 for g in "${groups[@]}"; do
-	for k in "${KERNELS[@]}"; do
+	for k in $(group_kernels "${g%%|*}"); do
 		logs+=("x86_64/${g%%|*}:$k=$RES/x86_64-${g%%|*}-$k.log")
 	done
 done

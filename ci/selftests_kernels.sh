@@ -4,6 +4,8 @@
 # initramfs and the selftests need):
 #   patched  the matrix's default kernel, $BUILD/kunit/ARCH-default
 #   npm      the matrix's NO_PAGE_MAPCOUNT kernel, $BUILD/kunit/ARCH-no_page_mapcount
+#   prod     the patched default kernel without DEBUG_VM, in
+#            $BUILD/selftests/ARCH-prod (the HVO boot groups' fourth kernel)
 #   stock    stock 6.12 (the tree's 'pristine' commit) from the same
 #            fragments minus the symbols it does not have (our suites,
 #            NO_PAGE_MAPCOUNT), in $BUILD/selftests/ARCH-stock
@@ -36,9 +38,9 @@ build() {	# kernel
 	local k=$1 src=$TREE variant=default frag t0 sym dir
 	case $k in
 	stock)   src=$STOCK ;;
-	patched) ;;
+	patched|prod) ;;
 	npm)     variant=no_page_mapcount ;;
-	*)       die "unknown kernel '$k' (stock, patched or npm)" ;;
+	*)       die "unknown kernel '$k' (stock, patched, npm or prod)" ;;
 	esac
 	mapfile -t args < <(kunit_build_args "$arch")
 	mapfile -t configs < <(kunit_config_files "$arch" "$variant")
@@ -52,6 +54,15 @@ build() {	# kernel
 			grep -qxF "$sym" "$OUT/stock-symbols" || sed -i "/^# *$sym is not set\$/d; /^$sym=/d" "$frag"
 		done < <(grep -oE '^(# )?CONFIG_[A-Za-z0-9_]+' "$frag" | sed 's/^# //' | sort -u)
 		args+=(--build_dir="$dir" --kunitconfig="$frag")
+	elif [ "$k" = prod ]; then
+		# The patched kernel as a distribution builds it: without the
+		# VM_WARN_ON*/VM_BUG_ON* checks, so nothing reports a bad page
+		# that slips through.
+		dir=$OUT/$arch-prod
+		args+=(--build_dir="$dir" --kconfig_add=CONFIG_DEBUG_VM=n)
+		for c in "${configs[@]}"; do
+			args+=(--kunitconfig="$c")
+		done
 	else
 		# Exactly what ci/kunit.sh builds for this arch and variant.
 		dir=$BUILD/kunit/$arch-$variant
