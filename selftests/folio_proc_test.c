@@ -506,7 +506,15 @@ static void test_zero_page(const char *step, size_t size, int advice)
 				/* The child counts and reports, then waits to be told to go. */
 				char c;
 
-				/* The same zero page as the parent's. */
+				/*
+				 * Read-fault it too: fork copies no page table
+				 * of a VMA without an anon_vma, which a read
+				 * fault of the small zero page does not create.
+				 * Then it is the same zero page as the parent's.
+				 */
+				for (i = 0; i < size; i += page_size)
+					if (((volatile char *)area)[i])
+						_exit(1);
 				for (i = 0; i < size; i += page_size) {
 					excl += !!(pagemap(area + i) & PM_MMAP_EXCL);
 					diff += pfn_of(area + i) != pfn + i / page_size;
