@@ -32,8 +32,13 @@ ARCHES=${SELFTESTS_ARCHES:-x86_64 arm64}
 RUN=${SELFTESTS_RUN:-folio_proc_test,split_huge_page_test,khugepaged,khugepaged:-s:2,cow}
 # The tree's HugeTLB selftests that build and run without a hugetlbfs mount.
 HUGETLB_TESTS="hugepage-vmemmap hugetlb-madvise map_hugetlb hugepage-mremap hugetlb_fault_after_madv"
-GROUP_RUN=folio_proc_test,kpage_scan_test,${HUGETLB_TESTS// /,}
-# Boot-option groups (x86_64): NAME|kernel arguments.  Stock 6.12's HVO
+# map_hugetlb and hugepage-mremap map 4 MiB instead of their 256 and 10:
+# the groups reserve 12 pages (hugetlb-madvise needs 10 free).
+GROUP_RUN=folio_proc_test,kpage_scan_test,hugepage-vmemmap,hugetlb-madvise,map_hugetlb:4,hugepage-mremap:4,hugetlb_fault_after_madv
+GROUP_HUGEPAGES=12
+# Boot-option groups (x86_64): NAME|kernel arguments.  The kernels have
+# HVO on by default (kunitconfigs/extra/hvo.config): the page_owner groups
+# turn it off, so that they test page_owner alone.  Stock 6.12's HVO
 # restore leaves copies of folio metadata in the struct pages it restores
 # (fixed by the series' first patch): in the groups named hvo*, stock's
 # bad page reports are listed as that known bug, not failed.
@@ -41,8 +46,8 @@ BOOT_GROUPS=(
 	"hvo|hugetlb_free_vmemmap=on"
 	"hvo+init_on_free|hugetlb_free_vmemmap=on init_on_free=1"
 	"hvo+debug_pagealloc|hugetlb_free_vmemmap=on debug_pagealloc=on"
-	"page_owner+slub_min_order=3|page_owner=on slub_min_order=3"
-	"page_owner|page_owner=on"
+	"page_owner+slub_min_order=3|page_owner=on slub_min_order=3 hugetlb_free_vmemmap=off"
+	"page_owner|page_owner=on hugetlb_free_vmemmap=off"
 )
 TIMEOUT=${SELFTESTS_TIMEOUT:-1500}
 [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "SELFTESTS_TIMEOUT must be a positive number, not '$TIMEOUT'"
@@ -123,7 +128,7 @@ boot() {	# arch kernel build-dir [group run-list kernel-arguments]
 		-serial stdio -smp 2 -m 2048 -initrd "$OUT/user-$arch/initramfs.cpio" \
 		-append "$append" < /dev/null > "$log" 2>&1 || rc=$?
 	[ $rc -eq 124 ] && warn "$arch $k: QEMU killed after $(( TIMEOUT * 6 )) s"
-	grep -E '^SELFTEST-END' "$log" | sed "s/^/    $arch${group:+/$group} $k: /" >&2 || :
+	grep -E '^SELFTEST-END' "$log" | sed "s|^|    $arch${group:+/$group} $k: |" >&2 || :
 	log "selftests: $arch $k done in $(( $(now) - t0 )) s"
 }
 
@@ -157,7 +162,7 @@ group_kernels() {	# group name: its kernels' names
 for g in "${groups[@]}"; do
 	while read -r k dir; do
 		[[ " $(group_kernels "${g%%|*}") " == *" $k "* ]] || continue
-		boot x86_64 "$k" "$dir" "${g%%|*}" "$GROUP_RUN" "${g#*|}"
+		boot x86_64 "$k" "$dir" "${g%%|*}" "$GROUP_RUN" "${g#*|} selftests.hugepages=$GROUP_HUGEPAGES"
 	done < <(cat "$OUT/x86_64-kernels" "$OUT/x86_64-prod-kernel" 2>/dev/null)
 done
 

@@ -141,8 +141,9 @@ def main():
 
     runs = collections.OrderedDict()     # arch -> kernel -> (progs, notes)
     for spec in args.runs:
-        key, path = spec.split("=", 1)
-        arch, kernel = key.split(":", 1)
+        # ARCH may be ARCH/GROUP, and a group's name may hold '='.
+        arch, rest = spec.split(":", 1)
+        kernel, path = rest.split("=", 1)
         runs.setdefault(arch, collections.OrderedDict())[kernel] = parse(path)
 
     out = []

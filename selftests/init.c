@@ -11,6 +11,8 @@
  *   selftests.run=A,B:x,...  test programs in /bin, in order; ':' separates
  *                            the arguments of one program ("khugepaged:-s:2")
  *   selftests.timeout=SEC    how long one program may run (default 1200)
+ *   selftests.hugepages=N    HugeTLB pages reserved of each size up to
+ *                            32 MiB (default 4)
  *
  * Output, on the console, for ci/selftests_report.py:
  *   SELFTEST-BEGIN name
@@ -40,6 +42,7 @@ static char cmdline[4096];
 static char kernel_name[64] = "unknown";
 static char run_list[1024] = "folio_proc_test";
 static int timeout_sec = 1200;
+static int hugepages = 4;
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -90,6 +93,8 @@ static void read_cmdline(void)
 			snprintf(run_list, sizeof(run_list), "%s", tok + 14);
 		else if (!strncmp(tok, "selftests.timeout=", 18))
 			timeout_sec = atoi(tok + 18);
+		else if (!strncmp(tok, "selftests.hugepages=", 20))
+			hugepages = atoi(tok + 20);
 	}
 }
 
@@ -133,7 +138,7 @@ static void setup_hugetlb(void)
 {
 	const char *dir = "/sys/kernel/mm/hugepages";
 	struct dirent *d;
-	char path[300];
+	char path[300], count[16];
 	unsigned long kb;
 	DIR *h = opendir(dir);
 
@@ -145,10 +150,11 @@ static void setup_hugetlb(void)
 		if (sscanf(d->d_name, "hugepages-%lukB", &kb) != 1 || kb > 32768)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/nr_hugepages", dir, d->d_name);
-		if (write_file(path, "4"))
+		snprintf(count, sizeof(count), "%d", hugepages);
+		if (write_file(path, count))
 			say("# hugetlb: cannot reserve %lu kB pages\n", kb);
 		else
-			say("# hugetlb: 4 pages of %lu kB reserved\n", kb);
+			say("# hugetlb: %d pages of %lu kB reserved\n", hugepages, kb);
 	}
 	closedir(h);
 }

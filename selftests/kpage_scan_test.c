@@ -143,7 +143,9 @@ static void read_all(const char *path, size_t chunk)
 	snprintf(what, sizeof(what), "read all of %s", path);
 	fd = open(path, O_RDONLY);
 	if (fd < 0) {
-		if (errno == ENOENT)
+		if (errno == ENOENT && strstr(path, "page_owner"))
+			skip(what, "page_owner is not enabled (boot with page_owner=on)");
+		else if (errno == ENOENT)
 			skip(what, "the kernel has no such file");
 		else
 			result(false, what, "open: %s", strerror(errno));
