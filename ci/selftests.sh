@@ -30,11 +30,13 @@
 
 ARCHES=${SELFTESTS_ARCHES:-x86_64 arm64}
 RUN=${SELFTESTS_RUN:-folio_proc_test,split_huge_page_test,khugepaged,khugepaged:-s:2,cow}
-# The tree's HugeTLB selftests that build and run without a hugetlbfs mount.
-HUGETLB_TESTS="hugepage-vmemmap hugetlb-madvise map_hugetlb hugepage-mremap hugetlb_fault_after_madv"
-# map_hugetlb and hugepage-mremap map 4 MiB instead of their 256 and 10:
-# the groups reserve 12 pages (hugetlb-madvise needs 10 free).
-GROUP_RUN=folio_proc_test,kpage_scan_test,hugepage-vmemmap,hugetlb-madvise,map_hugetlb:4,hugepage-mremap:4,hugetlb_fault_after_madv
+# The tree's HugeTLB selftests that build and run without a hugetlbfs mount
+# (hugepage-mremap would also need CONFIG_USERFAULTFD, which these kernels
+# do not have).
+HUGETLB_TESTS="hugepage-vmemmap hugetlb-madvise map_hugetlb hugetlb_fault_after_madv"
+# map_hugetlb maps 4 MiB instead of its 256: the groups reserve 12 pages
+# (hugetlb-madvise needs 10 free).
+GROUP_RUN=folio_proc_test,kpage_scan_test,hugepage-vmemmap,hugetlb-madvise,map_hugetlb:4,hugetlb_fault_after_madv
 GROUP_HUGEPAGES=12
 # Boot-option groups (x86_64): NAME|kernel arguments.  The kernels have
 # HVO on by default (kunitconfigs/extra/hvo.config): the page_owner groups

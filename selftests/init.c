@@ -170,8 +170,6 @@ static void setup(void)
 	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
 	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
 	mount("tmpfs", "/tmp", "tmpfs", 0, NULL);
-	setup_swap();
-	setup_hugetlb();
 }
 
 static double seconds(void)
@@ -275,7 +273,9 @@ int main(void)
 	char *spec, *save;
 
 	setup();
-	read_cmdline();
+	read_cmdline();		/* after setup() has mounted /proc */
+	setup_swap();
+	setup_hugetlb();
 	setenv("FOLIO_KERNEL", kernel_name, 1);
 	setenv("PATH", "/bin", 1);
 	say("SELFTESTS-KERNEL %s\n", kernel_name);
