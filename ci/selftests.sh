@@ -34,10 +34,10 @@ RUN=${SELFTESTS_RUN:-folio_proc_test,split_huge_page_test,khugepaged,khugepaged:
 # (hugepage-mremap would also need CONFIG_USERFAULTFD, which these kernels
 # do not have).
 HUGETLB_TESTS="hugepage-vmemmap hugetlb-madvise map_hugetlb hugetlb_fault_after_madv"
-# map_hugetlb maps 4 MiB instead of its 256: the groups reserve 12 pages
-# (hugetlb-madvise needs 10 free).
+# map_hugetlb maps 4 MiB instead of its 256: the groups reserve 20 pages
+# (hugetlb-madvise needs 20 free).
 GROUP_RUN=folio_proc_test,kpage_scan_test,hugepage-vmemmap,hugetlb-madvise,map_hugetlb:4,hugetlb_fault_after_madv
-GROUP_HUGEPAGES=12
+GROUP_HUGEPAGES=20
 # Boot-option groups (x86_64): NAME|kernel arguments.  The kernels have
 # HVO on by default (kunitconfigs/extra/hvo.config): the page_owner groups
 # turn it off, so that they test page_owner alone.  Stock 6.12's HVO
