@@ -52,6 +52,7 @@ step "tree (extract + git am)" "$TOP/ci/tree.sh"
 step "series applies exactly" "$TOP/ci/check-series.sh"
 step "checkpatch --strict" "$TOP/ci/checkpatch.sh"
 step "lint (shellcheck, actionlint)" "$TOP/ci/lint.sh"
+step "Kconfig dependencies" "$TOP/ci/kconfig_check.sh"
 
 # A variant whose file has an "# Arches: ..." line runs on those arches only.
 variant_arches() {

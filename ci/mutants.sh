@@ -8,7 +8,9 @@
 # A mutant with a "Slow:" line (its reason) is left out of the run unless
 # MUTANTS names it or MUTANTS_SLOW=1.  MUTANTS_TIER=gate runs only the
 # mutants with a "Tier: gate" line (make test); a mutant whose named cases
-# are all in one suite runs that suite alone.
+# are all in one suite runs that suite alone.  A mutant with a "Check:
+# SCRIPT" line instead of "Expect-fail:" lines (Kconfig, which no KUnit
+# case sees) is killed when ci/SCRIPT fails on the mutated tree.
 . "$(dirname "$0")/lib.sh"
 
 "$TOP/ci/tree.sh"
@@ -66,11 +68,26 @@ for m in "$TOP"/ci/mutants/*.patch; do
 	variant=$(sed -n 's/^Variant: *//p' "$m" | head -1)
 	variant=${variant:-default}
 	mapfile -t expect < <(sed -n 's/^Expect-fail: *//p' "$m")
-	[ ${#expect[@]} -gt 0 ] || die "$name has no Expect-fail: line"
+	check=$(sed -n 's/^Check: *//p' "$m" | head -1)
+	[ ${#expect[@]} -gt 0 ] || [ -n "$check" ] || die "$name has no Expect-fail: or Check: line"
 	log "mutant $name ($arch, $variant)"
 	if ! (cd "$TREE" && patch -p1 -s --no-backup-if-mismatch < "$m"); then
 		echo "  FAIL  $name: does not apply to the tree"
 		failed=$((failed + 1))
+		restore
+		continue
+	fi
+	# A mutant of something no KUnit case sees (Kconfig) names a ci/ check
+	# that must fail on the mutated tree instead.
+	if [ -n "$check" ]; then
+		if "$TOP/$check" > "$BUILD/results/mutant-$name.log" 2>&1; then
+			echo "  FAIL  $name: survived: $check passed on the mutated tree"
+			failed=$((failed + 1))
+		else
+			echo "  ok    $name: killed by $check"
+			grep -E '^  FAIL' "$BUILD/results/mutant-$name.log" | head -3 | sed 's/^/        /'
+			passed=$((passed + 1))
+		fi
 		restore
 		continue
 	fi
