@@ -70,7 +70,7 @@ for m in "$TOP"/ci/mutants/*.patch; do
 	mapfile -t expect < <(sed -n 's/^Expect-fail: *//p' "$m")
 	check=$(sed -n 's/^Check: *//p' "$m" | head -1)
 	[ ${#expect[@]} -gt 0 ] || [ -n "$check" ] || die "$name has no Expect-fail: or Check: line"
-	log "mutant $name ($arch, $variant)"
+	log "mutant $name (${arch:-x86_64}, $variant)"
 	if ! (cd "$TREE" && patch -p1 -s --no-backup-if-mismatch < "$m"); then
 		echo "  FAIL  $name: does not apply to the tree"
 		failed=$((failed + 1))
