@@ -9,6 +9,9 @@ arch=${1:-x86_64}
 variant=${2:-default}
 
 cfg=$TOP/kunitconfigs
+# Checked here, in this shell: a die inside <(...) below would not stop us.
+cross_compile "$arch" >/dev/null
+kunit_config_files "$arch" "$variant" >/dev/null
 mapfile -t configs < <(kunit_config_files "$arch" "$variant")
 mapfile -t build_args < <(kunit_build_args "$arch")
 mapfile -t run_args < <(kunit_run_args "$arch")
