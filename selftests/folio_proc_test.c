@@ -292,21 +292,29 @@ static void check_proc(const char *step, char *area, const bool other[NR_PAGES])
 		       "mapmax %ld (expected %ld)", mapmax, exp_mapmax);
 }
 
-/* A 64 KiB-aligned anonymous VMA of exactly one folio, written. */
-static char *map_folio(void)
+/* An anonymous VMA of exactly @size bytes at a @size-aligned address. */
+static char *map_aligned(size_t size)
 {
 	char *raw, *area;
-	uint64_t flags;
-	int i;
 
-	raw = mmap(NULL, 2 * folio_size, PROT_READ | PROT_WRITE,
+	raw = mmap(NULL, 2 * size, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (raw == MAP_FAILED)
 		bail("mmap: %s", strerror(errno));
-	area = (char *)(((uintptr_t)raw + folio_size - 1) & ~(folio_size - 1));
+	area = (char *)(((uintptr_t)raw + size - 1) & ~(size - 1));
 	if (area > raw)
 		munmap(raw, area - raw);
-	munmap(area + folio_size, raw + folio_size - area);
+	munmap(area + size, raw + size - area);
+	return area;
+}
+
+/* A 64 KiB-aligned anonymous VMA of exactly one folio, written. */
+static char *map_folio(void)
+{
+	char *area = map_aligned(folio_size);
+	uint64_t flags;
+	int i;
+
 	memset(area, 0x5a, folio_size);
 
 	/* The kernel must have given one 64 KiB folio. */
@@ -464,16 +472,11 @@ static void test_zero_page(const char *step, size_t size, int advice)
 	static const char *const whens[] = { "before fork", "in the child", "in the parent after fork" };
 	int go[2], res[2], w;
 	uint64_t pfn, flags;
-	char *raw, *area;
+	char *area = map_aligned(size);
 	bool huge = advice == MADV_HUGEPAGE, zero;
 	pid_t pid = -1;
 	size_t i;
 
-	raw = mmap(NULL, 2 * size, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (raw == MAP_FAILED)
-		bail("mmap: %s", strerror(errno));
-	area = (char *)(((uintptr_t)raw + size - 1) & ~(size - 1));
 	if (madvise(area, size, advice))
 		bail("madvise: %s", strerror(errno));
 	for (i = 0; i < size; i += page_size)
@@ -489,7 +492,7 @@ static void test_zero_page(const char *step, size_t size, int advice)
 	if (!zero) {
 		for (w = 0; w < 3; w++)
 			skip(step, whens[w], "no zero page mapped (THP or use_zero_page off?)");
-		munmap(raw, 2 * size);
+		munmap(area, size);
 		return;
 	}
 
@@ -545,7 +548,7 @@ static void test_zero_page(const char *step, size_t size, int advice)
 	waitpid(pid, NULL, 0);
 	close(go[1]);
 	close(res[0]);
-	munmap(raw, 2 * size);
+	munmap(area, size);
 }
 
 int main(void)
