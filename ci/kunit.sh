@@ -9,12 +9,14 @@ arch=${1:-x86_64}
 variant=${2:-default}
 
 cfg=$TOP/kunitconfigs
-# Checked here, in this shell: a die inside <(...) below would not stop us.
-cross_compile "$arch" >/dev/null
-kunit_config_files "$arch" "$variant" >/dev/null
-mapfile -t configs < <(kunit_config_files "$arch" "$variant")
-mapfile -t build_args < <(kunit_build_args "$arch")
-mapfile -t run_args < <(kunit_run_args "$arch")
+# Assignments from $(...), not mapfile < <(...): with set -e, an unknown
+# ARCH or VARIANT (a die in the helper) stops this script too.
+configs=$(kunit_config_files "$arch" "$variant")
+build_args=$(kunit_build_args "$arch")
+run_args=$(kunit_run_args "$arch")
+mapfile -t configs <<<"$configs"
+mapfile -t build_args <<<"$build_args"
+mapfile -t run_args <<<"$run_args"
 
 only=$(sed -n 's/^# Arches: *//p' "$cfg/variant/$variant.config" | head -1)
 case " ${only:-$arch} " in
