@@ -11,25 +11,27 @@ VARIANT ?= default
 
 export TOP BUILD TREE CCACHE_DIR
 
-.PHONY: help deps tree series kunit test test-full mainline-diff distro-config check-series checkpatch mutants bisect bench selftests clean distclean
+.PHONY: help deps tree series kunit test test-full mainline-diff distro-config check-series checkpatch consumer mutants bisect bench selftests clean distclean
 
 help:
 	@echo "Targets:"
 	@echo "  make deps          install the Debian packages needed (as root), or name them"
 	@echo "  make tree          extract linux-source-6.12 into \$$(TREE), commit it as 'pristine',"
-	@echo "                     apply patches/ with git am, install kunit/ into mm/tests/"
+	@echo "                     apply patches/ with git am (the suites come with the patches)"
 	@echo "  make series        export the tree's commits on top of 'pristine' to patches/"
 	@echo "  make kunit         build and run the KUnit suites under QEMU for ARCH=$(ARCH)"
 	@echo "                     (x86_64 arm64 i386 arm) and VARIANT=$(VARIANT)"
 	@echo "  make test          the gate (what .ci/run runs; 27 min cold): series applies"
 	@echo "                     exactly, checkpatch --strict, shellcheck + actionlint, Kconfig"
 	@echo "                     dependencies, KUnit on x86_64 and i386 in both variants, the"
-	@echo "                     'Tier: gate' mutants; ends 'N passed, N failed'"
+	@echo "                     consumer path, the 'Tier: gate' mutants; ends 'N passed, N failed'"
 	@echo "  make test-full     everything: KUnit on every arch and variant (sanitizers too),"
 	@echo "                     selftests stock vs patched, Debian's config, every mutant;"
 	@echo "                     same table and line"
 	@echo "  make check-series  only: the series applies exactly and re-exports byte for byte"
-	@echo "  make checkpatch    only: scripts/checkpatch.pl --strict on patches and kunit/"
+	@echo "  make checkpatch    only: scripts/checkpatch.pl --strict on every patch"
+	@echo "  make consumer      only: git am of patches/ on a new pristine worktree, then the cover"
+	@echo "                     letter's kunit.py command (x86_64); same cases as 'make kunit'"
 	@echo "  make mutants       only: each ci/mutants/*.patch makes its named cases fail"
 	@echo "                     (MUTANTS=\"0008 0009\" runs the mutants whose names start so)"
 	@echo "                     (mutants marked Slow: run only when named or with MUTANTS_SLOW=1)"
@@ -83,6 +85,9 @@ test-full:
 
 check-series: tree
 	@ci/check-series.sh
+
+consumer: tree
+	@ci/consumer.sh
 
 checkpatch: tree
 	@ci/checkpatch.sh

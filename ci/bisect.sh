@@ -3,8 +3,10 @@
 # for each ARCH given (default: x86_64 i386, one 64-bit and one 32-bit
 # layout).  A git worktree of the tree is checked out at each commit and
 # built incrementally in one directory per arch, with the .config that
-# kunit.py made for the matrix (run `make kunit ARCH=...` first) minus our
-# suites: the tip's kunit/ sources need the tip's API.
+# kunit.py made for the matrix (run `make kunit ARCH=...` first), suites
+# included: each suite comes with the patch that adds it, so every patch
+# builds the suites it has.  The .config is copied again before every
+# patch, so that a suite's symbol, unknown before its patch, is on from it.
 # Not part of `make test`: the header changes make it a near-full rebuild
 # per patch.  Usage: ci/bisect.sh [ARCH...]
 # BISECT_FROM=N starts at patch N (the build directory keeps the objects of
@@ -37,12 +39,6 @@ for arch in "${arches[@]}"; do
 	kcfg=$BUILD/kunit/$arch-$variant/.config
 	[ -f "$kcfg" ] || die "no $kcfg: run 'make kunit ARCH=$arch VARIANT=$variant' first"
 	mkdir -p "$out" "$CCACHE_DIR"
-	cp "$kcfg" "$out/.config"
-	# Our suites: every *_KUNIT_TEST that common.config turns on.
-	mapfile -t suites < <(sed -n 's/^CONFIG_\(.*_KUNIT_TEST\)=y$/\1/p' "$TOP/kunitconfigs/common.config")
-	for s in "${suites[@]}"; do
-		"$wt/scripts/config" --file "$out/.config" -d "$s"
-	done
 	i=0
 	for c in "${commits[@]}"; do
 		i=$((i + 1))
@@ -53,7 +49,15 @@ for arch in "${arches[@]}"; do
 		start=$(now)
 		mk=(make -C "$wt" O="$out" ARCH="$arch" CROSS_COMPILE="$cross"
 		    CC="ccache ${cross}gcc" HOSTCC="ccache gcc")
+		cp "$kcfg" "$out/.config"
 		"${mk[@]}" -s olddefconfig >/dev/null
+		# Each suite symbol the matrix has and this patch knows is on.
+		while read -r sym; do
+			grep -q "^config ${sym#CONFIG_}\$" -r --include='Kconfig*' "$wt/mm" "$wt/fs" ||
+				continue
+			grep -qx "$sym=y" "$out/.config" ||
+				die "$arch, patch $i/${#commits[@]} ($subject): $sym is defined but not on after olddefconfig"
+		done < <(sed -n 's/^\(CONFIG_.*_KUNIT_TEST\)=y$/\1/p' "$kcfg")
 		if ! "${mk[@]}" -s -j"$(nproc)" vmlinux > "$out/build.log" 2>&1; then
 			tail -30 "$out/build.log" >&2
 			die "$arch does not build at patch $i/${#commits[@]}: $subject (log: $out/build.log)"

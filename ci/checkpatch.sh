@@ -1,6 +1,7 @@
 #!/bin/bash
-# Run scripts/checkpatch.pl --strict on every patch of the series and on the
-# KUnit sources.  A warning that is justified is listed, with its reason, in
+# Run scripts/checkpatch.pl --strict on every patch of the series (the
+# KUnit suites are in the patches).  A warning that is justified is
+# listed, with its reason, in
 # patches/checkpatch-exceptions as "FILE TYPE reason..." (FILE "*": every
 # file) and is not counted.
 # Prints one line per file and "checkpatch: N passed, N failed".
@@ -35,8 +36,5 @@ check() {	# name, checkpatch args...
 while read -r p; do
 	check "$(basename "$p")" "$p"
 done < <(series_patches)
-for f in "$TOP"/kunit/*.[ch]; do
-	check "kunit/$(basename "$f")" -f "$KUNIT_TREE_DIR/$(basename "$f")"
-done
 echo "checkpatch: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -19,9 +19,6 @@ export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 SOURCE_TARBALL=${SOURCE_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 SOURCE_PACKAGE=linux-source-6.12
 
-# Where the KUnit tests from kunit/ are installed inside the tree.
-KUNIT_TREE_DIR=mm/tests
-
 # The two tiers of the test (ci/matrix.sh).  The gate (make test, what
 # .ci/run runs) must finish within 45 minutes on a new 2-core machine with
 # an empty ccache: a 64-bit and a 32-bit arch in both variants, and the
@@ -113,14 +110,25 @@ cross_compile() {
 	esac
 }
 
+# kunit_tree_configs: the .kunitconfig files that the series adds beside
+# its suites (mm/tests/, fs/proc/tests/, kernel/tests/), as paths in $TREE,
+# for the commit $TREE has checked out.  They hold what the suites need;
+# kunitconfigs/ holds only what the project adds on top.
+kunit_tree_configs() {
+	git -C "$TREE" diff --name-only --diff-filter=A pristine HEAD -- '*/.kunitconfig' |
+		sed "s|^|$TREE/|"
+}
+
 # kunit_config_files ARCH VARIANT: the Kconfig fragments of the matrix's
-# kernel, in order: common, the arch's, every kunitconfigs/extra/ fragment
+# kernel, in order: the tree's .kunitconfig files (kunit_tree_configs), then
+# the project's own: common, the arch's, every kunitconfigs/extra/ fragment
 # whose "# Arches:" line names ARCH, the variant's.
 kunit_config_files() {
 	local arch=$1 variant=$2 cfg=$TOP/kunitconfigs f only
 	[ -f "$cfg/arch/$arch.config" ] || die "no kunitconfigs/arch/$arch.config"
 	[ -f "$cfg/variant/$variant.config" ] ||
 		die "unknown VARIANT '$variant' (have: $(cd "$cfg/variant" && ls | sed 's/\.config$//' | xargs))"
+	kunit_tree_configs
 	echo "$cfg/common.config"
 	echo "$cfg/arch/$arch.config"
 	for f in "$cfg"/extra/*.config; do

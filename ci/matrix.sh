@@ -90,6 +90,18 @@ for variant in $VARIANTS; do
 	done
 done
 
+# The consumer path: a tree made by git am of patches/ alone, and the
+# cover letter's kunit.py command line (x86_64, default variant).
+t0=$(now)
+rc=0
+"$TOP/ci/consumer.sh" || rc=$?
+read -r p f s < "$BUILD/results/consumer.counts" 2>/dev/null || { p=0 f=0 s=0; }
+[ $rc -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ] && r=PASS || r=FAIL
+[ $r = FAIL ] && [ "$f" -eq 0 ] && f=1
+[ $r = PASS ] || notes+=("consumer path failed: see the output of ci/consumer.sh above and $BUILD/results/consumer.log")
+rows+=("$(printf '%-30s %6s %6s %7s  %-4s %5ss' "consumer path (git am+kunit.py)" "$p" "$f" "$s" $r $(( $(now) - t0 )))")
+passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+
 # Real processes on stock, patched and NO_PAGE_MAPCOUNT kernels (own builds).
 SELFTESTS_MD=$BUILD/results/selftests/selftests.md
 rm -f "$SELFTESTS_MD"

@@ -5,7 +5,7 @@
 # -i, commit --amend), then run this.
 . "$(dirname "$0")/lib.sh"
 
-[ -d "$TREE/.git" ] || die "no tree at $TREE: run 'make tree' first"
+[ -e "$TREE/.git" ] || die "no tree at $TREE: run 'make tree' first"
 git -C "$TREE" rev-parse -q --verify pristine >/dev/null || die "$TREE has no 'pristine' tag"
 if [ -n "$(git -C "$TREE" status --porcelain --untracked-files=no)" ]; then
 	die "$TREE has uncommitted changes: commit them first"
@@ -21,5 +21,5 @@ rm -f "$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch
 cp "$tmp"/*.patch "$TOP/patches/"
 (cd "$tmp" && ls -1 ./*.patch | sed 's|^\./||') > "$TOP/patches/series"
 write_cover_letter "$TREE" "$TOP/patches"
-echo "$(series_digest) $(git -C "$TREE" rev-parse HEAD)" > "$TREE/.git/folio-owner-applied"
+echo "$(series_digest) $(git -C "$TREE" rev-parse HEAD)" > "$(git -C "$TREE" rev-parse --absolute-git-dir)/folio-owner-applied"
 log "exported $n patches to patches/ (see patches/series)"

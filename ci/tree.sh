@@ -1,7 +1,8 @@
 #!/bin/bash
 # Prepare the kernel tree: extract the pristine Debian source into $TREE,
 # commit it as the baseline (tag "pristine"), apply patches/ in series order
-# with git am, and install the KUnit sources from kunit/ into the tree.
+# with git am.  The series carries its KUnit suites: nothing else is copied
+# into the tree.
 #
 # Re-running is cheap: when the tree already holds exactly the current series
 # nothing is extracted or re-applied.  FORCE=1 discards local commits or
@@ -42,31 +43,20 @@ extract() {
 		"${GIT[@]}" commit -q -m "Linux $(make -s -C "$TREE" kernelversion) from $SOURCE_PACKAGE $installed"
 	"${GIT[@]}" tag pristine
 	echo "$installed" > "$TREE/.git/folio-owner-source"
-	# The KUnit sources are installed from kunit/, never committed in the tree.
-	echo "/$KUNIT_TREE_DIR/" >> "$TREE/.git/info/exclude"
-}
-
-install_kunit() {
-	local f protect=()
-	mkdir -p "$TREE/$KUNIT_TREE_DIR"
-	# Test files that patches of the series add live in the same
-	# directory: --delete must leave them alone.
-	while IFS= read -r f; do
-		protect+=(--exclude="/${f#"$KUNIT_TREE_DIR"/}")
-	done < <(git -C "$TREE" ls-files -- "$KUNIT_TREE_DIR")
-	rsync -a --delete --exclude=README.md "${protect[@]}" "$TOP/kunit/" "$TREE/$KUNIT_TREE_DIR/"
 }
 
 if [ ! -d "$TREE/.git" ] || ! "${GIT[@]}" rev-parse -q --verify pristine >/dev/null ||
    [ "$(cat "$TREE/.git/folio-owner-source" 2>/dev/null)" != "$installed" ]; then
 	extract
 fi
+# Trees made before the series carried its suites ignored the suites'
+# directory, where the project used to copy them: forget that.
+sed -i '\|^/mm/tests/$|d' "$TREE/.git/info/exclude" 2>/dev/null || :
 
 digest=$(series_digest)
 head=$("${GIT[@]}" rev-parse HEAD)
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$digest $head" ] &&
    [ -z "$("${GIT[@]}" status --porcelain)" ]; then
-	install_kunit
 	log "tree $TREE already holds the current series ($(series_patches | wc -l) patches)"
 	exit 0
 fi
@@ -85,7 +75,7 @@ log "applying the series to $TREE"
 "${GIT[@]}" am --abort >/dev/null 2>&1 || true
 "${GIT[@]}" checkout -q --detach pristine
 "${GIT[@]}" reset -q --hard pristine
-"${GIT[@]}" clean -q -fdx -e "/$KUNIT_TREE_DIR/"
+"${GIT[@]}" clean -q -fdx
 mapfile -t patches < <(series_patches)
 i=0
 for p in "${patches[@]}"; do
@@ -100,5 +90,4 @@ $out"
 done
 "${GIT[@]}" checkout -q -B folio-owner
 echo "$digest $("${GIT[@]}" rev-parse HEAD)" > "$STAMP"
-install_kunit
 log "tree $TREE holds ${#patches[@]} patches on top of pristine"
