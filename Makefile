@@ -31,7 +31,7 @@ help:
 	@echo "  make check-series  only: the series applies exactly and re-exports byte for byte"
 	@echo "  make checkpatch    only: scripts/checkpatch.pl --strict on every patch"
 	@echo "  make consumer      only: git am of patches/ on a new pristine worktree, then the cover"
-	@echo "                     letter's kunit.py command (x86_64); same cases as 'make kunit'"
+	@echo "                     letter's kunit.py command for ARCH, VARIANT; the same cases as 'make kunit'"
 	@echo "  make mutants       only: each ci/mutants/*.patch makes its named cases fail"
 	@echo "                     (MUTANTS=\"0008 0009\" runs the mutants whose names start so)"
 	@echo "                     (mutants marked Slow: run only when named or with MUTANTS_SLOW=1)"
@@ -87,7 +87,7 @@ check-series: tree
 	@ci/check-series.sh
 
 consumer: tree
-	@ci/consumer.sh
+	@ci/consumer.sh $(ARCH) $(VARIANT)
 
 checkpatch: tree
 	@ci/checkpatch.sh

@@ -28,6 +28,10 @@ SOURCE_PACKAGE=linux-source-6.12
 ALL_ARCHES="x86_64 arm64 i386 arm"
 GATE_ARCHES="x86_64 i386"
 GATE_VARIANTS="default no_page_mapcount"
+# The consumer path (ci/consumer.sh: git am of patches/ alone and the cover
+# letter's kunit.py command) as ARCH/VARIANT rows: one build each.
+GATE_CONSUMER_ROWS="x86_64/default"
+FULL_CONSUMER_ROWS="x86_64/default x86_64/no_page_mapcount arm64/default i386/default arm/default"
 
 log()  { printf '==> %s\n' "$*" >&2; }
 warn() { printf 'WARNING: %s\n' "$*" >&2; }

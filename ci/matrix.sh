@@ -17,15 +17,17 @@ gate)
 	VARIANTS=${VARIANTS:-$GATE_VARIANTS}
 	export MUTANTS_TIER=${MUTANTS_TIER:-gate}
 	SELFTESTS=${SELFTESTS:-0}
+	CONSUMER_ROWS=${CONSUMER_ROWS:-$GATE_CONSUMER_ROWS}
 	;;
 full)
 	ARCHES=${ARCHES:-$ALL_ARCHES}
 	VARIANTS=${VARIANTS:-$(cd "$TOP/kunitconfigs/variant" && ls ./*.config | sed 's|^\./||; s|\.config$||' | xargs)}
 	SELFTESTS=${SELFTESTS:-1}
+	CONSUMER_ROWS=${CONSUMER_ROWS:-$FULL_CONSUMER_ROWS}
 	;;
 *)	die "unknown TIER '$TIER' (gate or full)" ;;
 esac
-log "test tier '$TIER': KUnit on $ARCHES x $VARIANTS, selftests $([ "$SELFTESTS" = 1 ] && echo on || echo off), mutants ${MUTANTS_TIER:-all}"
+log "test tier '$TIER': KUnit on $ARCHES x $VARIANTS, consumer path $CONSUMER_ROWS, selftests $([ "$SELFTESTS" = 1 ] && echo on || echo off), mutants ${MUTANTS_TIER:-all}"
 start=$(now)
 rows=()
 notes=()	# what the table cannot say: failed cases, re-runs
@@ -91,16 +93,20 @@ for variant in $VARIANTS; do
 done
 
 # The consumer path: a tree made by git am of patches/ alone, and the
-# cover letter's kunit.py command line (x86_64, default variant).
-t0=$(now)
-rc=0
-"$TOP/ci/consumer.sh" || rc=$?
-read -r p f s < "$BUILD/results/consumer.counts" 2>/dev/null || { p=0 f=0 s=0; }
-[ $rc -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ] && r=PASS || r=FAIL
-[ $r = FAIL ] && [ "$f" -eq 0 ] && f=1
-[ $r = PASS ] || notes+=("consumer path failed: see the output of ci/consumer.sh above and $BUILD/results/consumer.log")
-rows+=("$(printf '%-30s %6s %6s %7s  %-4s %5ss' "consumer path (git am+kunit.py)" "$p" "$f" "$s" $r $(( $(now) - t0 )))")
-passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+# cover letter's kunit.py command line, for the tier's rows.
+for row in $CONSUMER_ROWS; do
+	arch=${row%/*} variant=${row#*/}
+	case " $ARCHES " in *" $arch "*) ;; *) continue ;; esac
+	t0=$(now)
+	rc=0
+	"$TOP/ci/consumer.sh" "$arch" "$variant" || rc=$?
+	read -r p f s < "$BUILD/results/consumer-$arch-$variant.counts" 2>/dev/null || { p=0 f=0 s=0; }
+	[ $rc -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ] && r=PASS || r=FAIL
+	[ $r = FAIL ] && [ "$f" -eq 0 ] && f=1
+	[ $r = PASS ] || notes+=("consumer path $arch/$variant failed: see the output of ci/consumer.sh above and $BUILD/results/consumer-$arch-$variant.log")
+	rows+=("$(printf '%-30s %6s %6s %7s  %-4s %5ss' "consumer $arch $variant" "$p" "$f" "$s" $r $(( $(now) - t0 )))")
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+done
 
 # Real processes on stock, patched and NO_PAGE_MAPCOUNT kernels (own builds).
 SELFTESTS_MD=$BUILD/results/selftests/selftests.md
