@@ -99,7 +99,7 @@ fi
 
 matrix=$BUILD/results/$arch-$variant.json
 stamp=$(git -C "$TREE" rev-parse --absolute-git-dir)/folio-owner-applied
-if [ -f "$matrix" ] && [ "$matrix" -nt "$stamp" ]; then
+if [ -f "$matrix" ] && [ "$matrix" -nt "$stamp" ] && [ ! -f "${matrix%.json}.filtered" ]; then
 	# The matrix leaves out the cases marked slow (ci/kunit.sh without
 	# SLOW=1); the kernel names them in its output ("# CASE.speed: slow").
 	sed -n 's/^ *# \([A-Za-z0-9_]*\)\.speed: slow$/\1/p' "$res.log" | sort -u > "$res.slow"
@@ -119,5 +119,5 @@ $extra"
 $skipped_here"
 	log "consumer path $arch/$variant: every case of the matrix's row ($(wc -l < "$res.matrix-cases")), none skipped that it ran, and $(wc -l < "$res.slow") slow one(s) the matrix leaves out"
 else
-	warn "no $matrix of the current series to compare the cases with (run ci/kunit.sh $arch $variant first)"
+	warn "no $matrix of a full run on the current series to compare the cases with (run ci/kunit.sh $arch $variant first)"
 fi

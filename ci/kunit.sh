@@ -89,6 +89,27 @@ if grep -nE "$problems" "$res.log" >&2; then
 	rc=1
 fi
 
+# Skips are not passes: every skip of a full run is listed, with the
+# kernel's reason, in ci/expected-skips/ARCH-VARIANT.txt, and every listed
+# skip happens (a list that no longer matches fails the run too).  A run
+# with KUNIT_ARGS (a filter, a seed) is not a full run: it is marked so,
+# and ci/consumer.sh does not compare its cases.
+rm -f "$res.filtered"
+if [ -n "${KUNIT_ARGS:-}" ]; then
+	echo "$KUNIT_ARGS" > "$res.filtered"
+elif [ -z "${RESULT_NAME:-}" ] && [ -s "$res.json" ]; then
+	list=$TOP/ci/expected-skips/$arch-$variant.txt
+	if [ ! -f "$list" ]; then
+		warn "$arch/$variant: no ci/expected-skips/$arch-$variant.txt; the skips of this run, with the kernel's reasons:"
+		python3 "$TOP/ci/skips.py" list "$res.json" "$res.log" >&2 || :
+		rc=1
+	elif ! python3 "$TOP/ci/skips.py" check "$list" "$res.json" "$res.log" >&2; then
+		warn "$arch/$variant: the skips differ from ci/expected-skips/$arch-$variant.txt (above)"
+		echo "$arch/$variant: the skips differ from ci/expected-skips/$arch-$variant.txt" >> "$BUILD/results/notes"
+		rc=1
+	fi
+fi
+
 python3 "$TOP/ci/kunit_results.py" counts "$res.json" > "$res.counts" 2>/dev/null || echo "0 0 0" > "$res.counts"
 read -r passed failed skipped < "$res.counts"
 if [ "$rc" -eq 0 ] && [ "$passed" -eq 0 ]; then
