@@ -155,8 +155,9 @@ kunit_build_args() {
 }
 
 # kunit_run_args ARCH: what QEMU and the kernel get (one per line).
-#  -smp 4: with one CPU bit_spin_lock() takes no lock at all, and the
-#   folio_owner_concurrency suite runs a kthread on each of 3 CPUs.
+#  -smp 4: the folio_owner_concurrency suite runs kthreads on several CPUs
+#   (SMP=y itself, which bit_spin_lock() needs to take a lock at all,
+#   comes from the suites' .kunitconfig files).
 #  tsc=unstable (x86): under TCG the TSC's refined calibration finishes a
 #   second or more into the boot, while the suites run, and its two
 #   messages ("tsc: Refined TSC clocksource calibration", "clocksource:

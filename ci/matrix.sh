@@ -80,7 +80,7 @@ for variant in $VARIANTS; do
 		[ $r = FAIL ] && [ "$f" -eq 0 ] && f=1
 		if [ $r = FAIL ]; then
 			cases=$(python3 "$TOP/ci/kunit_results.py" failed "$BUILD/results/$arch-$variant.json" 2>/dev/null | xargs || true)
-			notes+=("$arch/$variant failed: ${cases:-no case failed (build, kernel warning, time-out or unexpected skips: see ci/kunit.sh's output and $BUILD/results/$arch-$variant.log)}")
+			notes+=("$arch/$variant failed: ${cases:-no case failed (build, kernel warning, time-out or unexpected skips: see the output of ci/kunit.sh and $BUILD/results/$arch-$variant.log)}")
 		fi
 		label="kunit $arch $variant"
 		if [ -f "$BUILD/results/$arch-$variant.run1.log" ]; then
